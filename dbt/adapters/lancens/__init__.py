@@ -1,0 +1,22 @@
+"""dbt-lancens: a dbt adapter whose warehouse is a Lance directory namespace.
+
+The subpackages ``namespace`` (the catalog engine) and ``spark`` (the Spark data source) know
+nothing of dbt, and Spark's Python workers import them on every executor. dbt-core only needs
+``Plugin`` from this module, so it is resolved lazily: importing ``dbt.adapters.lancens.spark`` in a
+worker must not pay for importing dbt.
+"""
+
+from typing import Any
+
+from dbt.adapters.lancens.__version__ import version as __version__
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Plugin":
+        from dbt.adapters.lancens.plugin import Plugin
+
+        return Plugin
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["Plugin", "__version__"]

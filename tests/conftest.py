@@ -1,0 +1,78 @@
+"""Fixtures shared by every test package.
+
+Everything that listens binds to loopback: Spark's driver and executors (SPARK_LOCAL_IP) and the
+moto S3 server. One SparkSession per test process, created on first use.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+# moto and botocore must never look for real credentials or instance metadata.
+os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass(frozen=True)
+class S3Endpoint:
+    """A running moto S3 server and the options that reach it from fsspec and from Lance."""
+
+    endpoint: str
+    bucket: str
+    storage_options: dict[str, str]
+
+    def uri(self, prefix: str) -> str:
+        return f"s3://{self.bucket}/{prefix.strip('/')}"
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Endpoint]:
+    """moto's real HTTP S3 server on 127.0.0.1, with one bucket."""
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    options = {
+        "endpoint": endpoint,
+        "region": "us-east-1",
+        "access_key_id": "testing",
+        "secret_access_key": "testing",
+        "allow_http": "true",
+    }
+    import boto3
+
+    boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    ).create_bucket(Bucket="lancens-test")
+    try:
+        yield S3Endpoint(endpoint=endpoint, bucket="lancens-test", storage_options=options)
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The one SparkSession of this test process (embedded default: local master, in-memory catalog)."""
+    from dbt.adapters.lancens.spark import get_or_create_session
+
+    return get_or_create_session(master="local[2]")
