@@ -1,0 +1,292 @@
+"""Commits made outside the engine: one Lance transaction per call, registered in the namespace.
+
+The Spark data source writes fragments on executors and hands the driver a ``lance.LanceOperation``;
+``commit_table`` turns it into a new table version. Two paths:
+
+* file based: ``LanceDataset.commit`` at the table location, pinned to ``read_version``. Lance's own
+  conflict resolution rebases compatible operations (appends) and refuses the rest, which we report
+  as ConcurrentModification (14).
+* table version management: the same call with ``namespace_client=_VersionStore(...)`` and
+  ``namespace_client_managed_versioning=True``. Lance then writes the new manifest to a staging
+  file ``_versions/<name>.manifest-<uuid>`` (invisible to readers: not a finalized manifest name),
+  asks ``_VersionStore.list_table_versions`` for the latest version and calls
+  ``_VersionStore.create_table_version`` with the staging path; that runs the spec's steps 2-4 in
+  ``VersionManager._commit_managed``. So the staging is Lance's own and no version is visible to any
+  reader before the ``table_version`` row is inserted.
+
+Staged commits (``stage_table_commit`` / ``publish``) use the same hook but stop after step 1: the
+hook records the staging file instead of inserting a row, and ``publish`` inserts the rows of many
+tables in one ``__manifest`` commit (BatchCreateTableVersions), then finalizes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+import lance
+from lance.commit import CommitConflictError
+from lance_namespace import LanceNamespace
+
+from dbt.adapters.lancens.namespace import errors, ids, layout
+from dbt.adapters.lancens.namespace.models import ResolvedTable
+from dbt.adapters.lancens.namespace.versions import (
+    VERSIONS_DIR,
+    TableVersion,
+    VersionEntry,
+    VersionManager,
+)
+
+
+@dataclass(frozen=True)
+class StagedCommit:
+    """A version written to storage but not yet part of the namespace (see ``publish``).
+
+    ``table_row`` is the ``__manifest`` row of a table that did not exist yet; it is inserted in the
+    same commit as the version row so the table appears together with its first version."""
+
+    id: list[str]
+    version: int
+    manifest_path: str
+    location: str
+    metadata: dict[str, str] = field(default_factory=dict)
+    table_row: dict[str, Any] | None = None
+
+
+def _lance_path(path: str) -> str:
+    """A path as Lance's object store spells it: no scheme, no bucket, no leading slash."""
+    parsed = urlparse(path)
+    if parsed.scheme in ("", "file"):
+        return parsed.path.lstrip("/") if parsed.scheme else path.lstrip("/")
+    return parsed.path.lstrip("/")
+
+
+class _VersionStore(LanceNamespace):
+    """The external manifest store Lance calls during one managed commit (requests are dicts).
+
+    Exceptions raised here reach the caller wrapped in Lance's OSError text; ``error`` keeps the
+    original so ``commit_table`` can re-raise the namespace error with its code."""
+
+    def __init__(
+        self,
+        manager: VersionManager,
+        table: ResolvedTable,
+        properties: dict[str, str],
+        table_row: dict[str, Any] | None,
+        stage_only: bool,
+    ) -> None:
+        self._manager = manager
+        self._table = table
+        self._properties = properties
+        self._table_row = table_row
+        self._stage_only = stage_only
+        self.error: errors.NamespaceError | None = None
+        self.staged: StagedCommit | None = None
+
+    def namespace_id(self) -> str:
+        return f"lancens-version-store({self._table.location})"
+
+    def _response(self, version: TableVersion) -> dict[str, Any]:
+        return {
+            "version": version.version,
+            "manifest_path": _lance_path(version.manifest_path),
+            "manifest_size": version.manifest_size,
+            "e_tag": version.e_tag,
+            "timestamp_millis": version.timestamp_millis,
+        }
+
+    def _known_versions(self) -> dict[int, TableVersion]:
+        """Versions as of now (resolved afresh: a racing writer may have registered the table)."""
+        try:
+            table = self._manager._table(self._table.id)
+        except errors.TableNotFoundError:
+            return {}
+        return self._manager._all_versions(table)
+
+    def list_table_versions(self, request: dict[str, Any]) -> dict[str, Any]:
+        versions = sorted(self._known_versions().values(), key=lambda v: v.version, reverse=True)
+        if not request.get("descending", False):
+            versions.reverse()
+        limit = request.get("limit")
+        return {"versions": [self._response(v) for v in versions[:limit] if limit is None or limit > 0]}
+
+    def describe_table_version(self, request: dict[str, Any]) -> dict[str, Any]:
+        versions = self._known_versions()
+        wanted = request.get("version")
+        if wanted is None and versions:
+            wanted = max(versions)
+        if wanted not in versions:
+            raise errors.TableVersionNotFoundError(f"{ids.display(self._table.id)} has no version {wanted}")
+        return {"version": self._response(versions[wanted])}
+
+    def create_table_version(self, request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return self._create(request)
+        except errors.NamespaceError as exc:
+            self.error = exc
+            raise
+
+    def _create(self, request: dict[str, Any]) -> dict[str, Any]:
+        version = int(request["version"])
+        name = str(request["manifest_path"]).rstrip("/").rsplit("/", 1)[-1]
+        staging = f"{self._table.location.rstrip('/')}/{VERSIONS_DIR}/{name}"
+        entry = VersionEntry(self._table.id, version, staging, "V2", dict(self._properties))
+        if self._stage_only:
+            self.staged = StagedCommit(
+                self._table.id,
+                version,
+                staging,
+                self._table.location,
+                dict(self._properties),
+                self._table_row,
+            )
+            size = request.get("manifest_size")
+            staged = TableVersion(version, staging, size, request.get("e_tag"), None, entry.metadata)
+            return {"version": self._response(staged)}
+        rows = [self._table_row] if self._table_row else []
+        [created] = self._manager._commit_managed([entry], [self._table], new_table_rows=rows)
+        return {"version": self._response(created)}
+
+
+def _target(manager: VersionManager, table_id: Sequence[str]) -> tuple[ResolvedTable, dict[str, Any] | None]:
+    """The table to commit to, and the ``__manifest`` row to add when the table is new."""
+    ns = manager._ns
+    try:
+        table = manager._table(table_id)
+    except errors.TableNotFoundError:
+        table_id = ids.validate(table_id, what="table", allow_root=False)
+        location = ns.table_location(table_id)
+        table = ResolvedTable(list(table_id), location, in_manifest=False, declared_only=True)
+        if ns._manifest is None:
+            return table, None  # V1: the ``<name>.lance`` directory itself is the registration
+        row = {
+            "object_id": ids.object_id(table_id),
+            "object_type": "table",
+            "location": layout.relative_location(ns._fs, location),
+            "metadata": None,
+            "base_objects": None,
+        }
+        return table, row
+    return table, None
+
+
+def _read_version(manager: VersionManager, table: ResolvedTable, read_version: int | None) -> int:
+    """The version the transaction is built on: the caller's, or the latest (0 for a new table)."""
+    if read_version is not None:
+        return read_version
+    if table.declared_only:
+        return 0
+    try:
+        return lance.dataset(table.location, storage_options=manager._ns.storage_options).version
+    except ValueError:
+        return 0
+
+
+def _commit(
+    manager: VersionManager,
+    table_id: Sequence[str],
+    operation: Any,
+    read_version: int | None,
+    transaction_properties: dict[str, str] | None,
+    stage_only: bool,
+) -> tuple[int, _VersionStore | None, ResolvedTable, dict[str, Any] | None]:
+    table, table_row = _target(manager, table_id)
+    properties = {str(k): str(v) for k, v in (transaction_properties or {}).items()}
+    transaction = lance.Transaction(
+        _read_version(manager, table, read_version), operation, transaction_properties=properties
+    )
+    managed = stage_only or manager.management_enabled()
+    store = _VersionStore(manager, table, properties, table_row, stage_only) if managed else None
+    hook: dict[str, Any] = {}
+    if store is not None:
+        hook = {"namespace_client": store, "table_id": table.id, "namespace_client_managed_versioning": True}
+    try:
+        dataset = lance.LanceDataset.commit(
+            table.location, transaction, storage_options=manager._ns.storage_options, **hook
+        )
+    except CommitConflictError as exc:
+        raise errors.ConcurrentModificationError(
+            f"table {ids.display(table.id)}: a concurrent commit conflicts with this one: {exc}"
+        ) from exc
+    except OSError as exc:
+        if store is not None and store.error is not None:
+            raise store.error from exc
+        raise
+    return dataset.version, store, table, table_row
+
+
+def commit_table(
+    manager: VersionManager,
+    table_id: Sequence[str],
+    operation: Any,
+    read_version: int | None = None,
+    transaction_properties: dict[str, str] | None = None,
+) -> int:
+    """Commit ``operation`` to table ``table_id`` and return the new version.
+
+    A new table is registered after its data is committed in file-based mode (a crash in between
+    leaves an unregistered directory, invisible to the namespace) and in the same ``__manifest``
+    commit as its first version row in management mode."""
+    version, store, table, table_row = _commit(
+        manager, table_id, operation, read_version, transaction_properties, stage_only=False
+    )
+    if store is None and table_row is not None:
+        try:
+            manager._ns._manifest.insert([table_row])
+        except errors.DuplicateObjectIdError as exc:
+            raise errors.ConcurrentModificationError(
+                f"table {ids.display(table.id)} was registered concurrently while its first commit ran"
+            ) from exc
+    return version
+
+
+def restore_table(manager: VersionManager, table_id: Sequence[str], version: int) -> int:
+    """Commit a Lance Restore: the new version's content equals ``version`` (11 if it is missing)."""
+    latest = manager.describe_table_version(table_id)
+    manager.describe_table_version(table_id, version)
+    return commit_table(manager, table_id, lance.LanceOperation.Restore(version), latest.version)
+
+
+def stage_table_commit(
+    manager: VersionManager,
+    table_id: Sequence[str],
+    operation: Any,
+    read_version: int | None = None,
+    transaction_properties: dict[str, str] | None = None,
+) -> StagedCommit:
+    """Write a version's data and manifest without making it visible (table version management only).
+
+    The staged manifest is neither a finalized file in ``_versions/`` nor a ``__manifest`` row, so
+    readers see the previous version until ``publish``. One staged commit per table per publish:
+    a second stage on the same table would be built on a version nobody can see yet."""
+    if not manager.management_enabled():
+        raise errors.UnsupportedOperationError(
+            "staged commits need table_version_management=true in the __manifest metadata"
+        )
+    _, store, _, _ = _commit(
+        manager, table_id, operation, read_version, transaction_properties, stage_only=True
+    )
+    assert store is not None and store.staged is not None, "Lance committed without calling the version store"
+    return store.staged
+
+
+def publish(manager: VersionManager, staged: Sequence[StagedCommit]) -> dict[tuple[str, ...], int]:
+    """Make staged versions visible in ONE ``__manifest`` commit (BatchCreateTableVersions).
+
+    If any of those versions was meanwhile committed by someone else, nothing is published and
+    TableVersionAlreadyExists (12) is raised; the staged files stay for the caller to discard."""
+    keys = [tuple(s.id) for s in staged]
+    if len(set(keys)) != len(keys):
+        raise errors.InvalidInputError("publish takes at most one staged commit per table")
+    tables = [
+        ResolvedTable(list(s.id), s.location, in_manifest=True, declared_only=False)
+        if s.table_row
+        else manager._table(s.id)
+        for s in staged
+    ]
+    entries = [VersionEntry(list(s.id), s.version, s.manifest_path, "V2", dict(s.metadata)) for s in staged]
+    rows = [s.table_row for s in staged if s.table_row]
+    created = manager._commit_managed(entries, tables, new_table_rows=rows)
+    return {key: version.version for key, version in zip(keys, created, strict=True)}

@@ -1,0 +1,470 @@
+"""Table versions of the Directory Namespace (spec 002, CreateTableVersion .. BatchDeleteTableVersions).
+
+Two modes, chosen per call from the ``__manifest`` table metadata:
+
+* file based (default): a version is a manifest file in ``<table>/_versions/``; Lance itself is the
+  source of truth and every operation reads or writes those files.
+* table version management (``table_version_management = "true"`` in the ``__manifest`` metadata):
+  the namespace is Lance's external manifest store. A version is committed by the spec's four steps
+  (stage the manifest, merge-insert a ``table_version`` row, copy the manifest to ``_versions/``,
+  point the row at the final file). The row insert is the commit point, so a writer killed after it
+  leaves a row that points at a staging file; every reader that goes through this class (describe,
+  list) finishes such a version before returning it.
+
+Version rows store their manifest path relative to the table directory, like table rows store
+locations relative to the root, so a relocated table keeps working. ``TableVersion.manifest_path``
+is absolute (the table location joined with that relative path).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dbt.adapters.lancens.namespace import errors, ids
+from dbt.adapters.lancens.namespace.models import Page, ResolvedTable
+
+if TYPE_CHECKING:
+    from dbt.adapters.lancens.namespace.commit import StagedCommit
+
+VERSIONS_DIR = "_versions"
+MANIFEST_SUFFIX = ".manifest"
+TABLE_VERSION = "table_version"
+TVM_KEY = "table_version_management"
+_U64_MAX = 2**64 - 1
+_V2_DIGITS = 20
+CRASH_ENV = "LANCENS_PAUSE_AT_STEP"
+"""Test hook: when it names a commit step, the process announces it and waits there to be killed.
+
+Crash tests set it in a spawned child to prove what a SIGKILL between two steps leaves behind."""
+
+
+@dataclass(frozen=True)
+class TableVersion:
+    """One version of a table as the namespace reports it.
+
+    ``metadata`` holds the version's own properties: the Lance transaction properties of the commit
+    that made it (who made it: invocation id, model, tool version ...).
+    """
+
+    version: int
+    manifest_path: str
+    manifest_size: int | None
+    e_tag: str | None
+    timestamp_millis: int | None
+    metadata: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class VersionEntry:
+    """One request of BatchCreateTableVersions (and the arguments of CreateTableVersion)."""
+
+    id: list[str]
+    version: int
+    manifest_path: str
+    naming_scheme: str = "V2"
+    metadata: dict[str, str] = field(default_factory=dict)
+
+
+def manifest_name(version: int, naming_scheme: str = "V2") -> str:
+    """File name of a finalized manifest: V2 counts down from u64::MAX so listings start at the newest."""
+    if version < 0:
+        raise errors.InvalidInputError(f"version must be >= 0, got {version}")
+    if naming_scheme == "V2":
+        return f"{_U64_MAX - version:0{_V2_DIGITS}d}{MANIFEST_SUFFIX}"
+    if naming_scheme == "V1":
+        return f"{version}{MANIFEST_SUFFIX}"
+    raise errors.InvalidInputError(f"naming_scheme must be 'V1' or 'V2', got {naming_scheme!r}")
+
+
+def parse_manifest_name(name: str) -> tuple[int, str] | None:
+    """``(version, scheme)`` of a finalized manifest file name; None for anything else (staging files,
+    ``latest_version_hint.json``, detached manifests)."""
+    if not name.endswith(MANIFEST_SUFFIX):
+        return None
+    stem = name[: -len(MANIFEST_SUFFIX)]
+    if not stem.isdigit():
+        return None
+    if len(stem) == _V2_DIGITS:
+        return _U64_MAX - int(stem), "V2"
+    return int(stem), "V1"
+
+
+def pause_point(step: str) -> None:
+    """Crash-test hook (see CRASH_ENV): write ``<dir>/<step>`` and stop until killed.
+
+    The value is ``<step>:<dir>``. Stopping (SIGSTOP) rather than exiting lets the parent deliver a
+    real SIGKILL at exactly this point."""
+    target = os.environ.get(CRASH_ENV)
+    if not target or target.split(":", 1)[0] != step:
+        return
+    marker_dir = target.split(":", 1)[1]
+    with open(os.path.join(marker_dir, step), "w") as marker:
+        marker.write(str(os.getpid()))
+    os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def _join(location: str, *parts: str) -> str:
+    return "/".join([location.rstrip("/"), *parts])
+
+
+def _stats(info: dict[str, Any]) -> tuple[int | None, str | None, int | None]:
+    """(size, e_tag, timestamp_millis) from fsspec file info, across local files and object stores."""
+    size = info.get("size")
+    e_tag = info.get("ETag") or info.get("etag")
+    mtime = info.get("mtime") or info.get("LastModified") or info.get("last_modified")
+    millis: int | None = None
+    if hasattr(mtime, "timestamp"):
+        millis = int(mtime.timestamp() * 1000)
+    elif mtime is not None:
+        millis = int(float(mtime) * 1000)
+    if e_tag is None and size is not None and millis is not None:
+        # Local files have no entity tag; size and mtime change whenever the content does.
+        e_tag = f'"{millis:x}-{size:x}"'
+    return size, e_tag, millis
+
+
+class VersionManager:
+    """Version operations of one DirectoryNamespace (it delegates its version methods here)."""
+
+    def __init__(self, ns: Any) -> None:
+        self._ns = ns
+
+    # ----------------------------------------------------------------------------- mode and lookup
+    def management_enabled(self) -> bool:
+        """True when the ``__manifest`` metadata turns table version management on."""
+        manifest = getattr(self._ns, "_manifest", None)
+        return manifest is not None and manifest.metadata().get(TVM_KEY, "").lower() == "true"
+
+    def _table(self, table_id: Sequence[str]) -> ResolvedTable:
+        return self._ns._resolve_table(ids.validate(table_id, what="table", allow_root=False))
+
+    def _version_object_id(self, table_id: Sequence[str], version: int) -> str:
+        return f"{ids.object_id(table_id)}{ids.DELIMITER}{version}"
+
+    def _file_versions(self, location: str) -> dict[int, tuple[str, dict[str, Any]]]:
+        """Finalized manifests in ``_versions/``: version -> (file name, fsspec info)."""
+        found: dict[int, tuple[str, dict[str, Any]]] = {}
+        for info in self._ns._fs.ls(_join(location, VERSIONS_DIR)):
+            name = info["name"].rstrip("/").rsplit("/", 1)[-1]
+            parsed = parse_manifest_name(name)
+            if parsed is not None:
+                found[parsed[0]] = (name, info)
+        return found
+
+    def _rows(self, table_id: Sequence[str]) -> dict[int, dict[str, Any]]:
+        """``table_version`` rows of one table: version -> decoded metadata JSON."""
+        prefix = f"{ids.object_id(table_id)}{ids.DELIMITER}"
+        rows = self._ns._manifest.rows()
+        found: dict[int, dict[str, Any]] = {}
+        for object_id, object_type, metadata in zip(
+            rows.column("object_id").to_pylist(),
+            rows.column("object_type").to_pylist(),
+            rows.column("metadata").to_pylist(),
+            strict=True,
+        ):
+            suffix = object_id[len(prefix) :]
+            if object_type == TABLE_VERSION and object_id.startswith(prefix) and suffix.isdigit():
+                found[int(suffix)] = json.loads(metadata or "{}")
+        return found
+
+    def _transaction_properties(self, location: str, versions: Sequence[int]) -> dict[int, dict[str, str]]:
+        """Lance transaction properties of each version (read from its ``_transactions/*.txn``)."""
+        if not versions:
+            return {}
+        import lance
+
+        dataset = lance.dataset(location, storage_options=self._ns.storage_options)
+        found: dict[int, dict[str, str]] = {}
+        for version in versions:
+            try:
+                transaction = dataset.read_transaction(version)
+            except (OSError, ValueError):
+                transaction = None  # the version's manifest or transaction file was deleted
+            found[version] = dict(transaction.transaction_properties or {}) if transaction else {}
+        return found
+
+    # ------------------------------------------------------------------------------------- listing
+    def _all_versions(self, table: ResolvedTable) -> dict[int, TableVersion]:
+        """Every version of a table, finishing managed versions whose finalize step never ran.
+
+        In management mode rows are authoritative, and finalized files without a row (versions
+        written before management was turned on) are reported too, so turning it on for an existing
+        table does not hide its history from readers nor from Lance's commit path."""
+        if table.declared_only:
+            return {}
+        files = self._file_versions(table.location)
+        rows = self._rows(table.id) if self.management_enabled() else {}
+        versions: dict[int, TableVersion] = {}
+        plain = [v for v in files if v not in rows]
+        properties = self._transaction_properties(table.location, plain)
+        for version in plain:
+            name, info = files[version]
+            size, e_tag, millis = _stats(info)
+            versions[version] = TableVersion(
+                version, _join(table.location, VERSIONS_DIR, name), size, e_tag, millis, properties[version]
+            )
+        for version, meta in rows.items():
+            versions[version] = self._finish(table, version, meta)
+        return versions
+
+    def list_table_versions(
+        self,
+        id: Sequence[str],
+        descending: bool = False,
+        page_token: str | None = None,
+        limit: int | None = None,
+    ) -> Page:
+        """Versions sorted by number; ``page_token`` is the last version of the previous page."""
+        if limit is not None and limit < 0:
+            raise errors.InvalidInputError(f"limit must be >= 0, got {limit}")
+        table = self._table(id)
+        ordered = sorted(self._all_versions(table).values(), key=lambda v: v.version, reverse=descending)
+        if page_token is not None:
+            try:
+                after = int(page_token)
+            except ValueError as exc:
+                raise errors.InvalidInputError(
+                    f"page_token must be a version number: {page_token!r}"
+                ) from exc
+            ordered = [v for v in ordered if (v.version < after if descending else v.version > after)]
+        if limit is None or len(ordered) <= limit:
+            return Page(ordered, None)
+        page = ordered[:limit]
+        return Page(page, str(page[-1].version) if page else None)
+
+    def describe_table_version(self, id: Sequence[str], version: int | None = None) -> TableVersion:
+        """One version (the latest when ``version`` is None); finishes an unfinished managed commit."""
+        table = self._table(id)
+        versions = self._all_versions(table)
+        wanted = max(versions) if version is None and versions else version
+        if wanted not in versions:
+            what = "latest version" if version is None else f"version {version}"
+            raise errors.TableVersionNotFoundError(f"table {ids.display(table.id)} has no {what}")
+        return versions[wanted]
+
+    # ------------------------------------------------------------------------------------ creating
+    def _staging(self, table: ResolvedTable, manifest_path: str) -> tuple[str, dict[str, Any]]:
+        """Absolute staging path and its info; InvalidInput (13) when it is not a readable file."""
+        if not self._ns._fs.exists(manifest_path):
+            raise errors.InvalidInputError(f"staging manifest not found at {manifest_path}")
+        return manifest_path, self._ns._fs.info(manifest_path)
+
+    def create_table_version(
+        self,
+        id: Sequence[str],
+        version: int,
+        manifest_path: str,
+        naming_scheme: str = "V2",
+        metadata: dict[str, str] | None = None,
+    ) -> TableVersion:
+        """Make a staged manifest version ``version`` of table ``id`` (spec CreateTableVersion).
+
+        Raises TableVersionAlreadyExists (12) when the version exists, as the spec says; native
+        pylance raises ConcurrentModification (14) instead (see docs/versions.md)."""
+        entry = VersionEntry(list(id), version, manifest_path, naming_scheme, dict(metadata or {}))
+        return self.batch_create_table_versions([entry])[0]
+
+    def batch_create_table_versions(self, entries: Sequence[VersionEntry]) -> list[TableVersion]:
+        """Create several versions; atomic across tables when version management is on."""
+        if not self.management_enabled():
+            return [self._create_file_version(entry) for entry in entries]
+        tables = [self._table(entry.id) for entry in entries]
+        return self._commit_managed(entries, tables, new_table_rows=[])
+
+    def _create_file_version(self, entry: VersionEntry) -> TableVersion:
+        table = self._table(entry.id)
+        staging, _ = self._staging(table, entry.manifest_path)
+        name = manifest_name(entry.version, entry.naming_scheme)
+        final = _join(table.location, VERSIONS_DIR, name)
+        try:
+            self._ns._fs.put_if_not_exists(final, self._ns._fs.read_bytes(staging))
+        except FileExistsError as exc:
+            raise errors.TableVersionAlreadyExistsError(
+                f"table {ids.display(table.id)} already has version {entry.version}"
+            ) from exc
+        self._ns._fs.rm(staging)
+        size, e_tag, millis = _stats(self._ns._fs.info(final))
+        return TableVersion(entry.version, final, size, e_tag, millis, dict(entry.metadata))
+
+    def _commit_managed(
+        self,
+        entries: Sequence[VersionEntry],
+        tables: Sequence[ResolvedTable],
+        new_table_rows: list[dict[str, Any]],
+    ) -> list[TableVersion]:
+        """The spec's steps 2-4 for staged manifests (step 1, staging, is the caller's).
+
+        ``new_table_rows`` are ``table`` rows inserted in the same manifest commit as the version
+        rows, so a table created by its first commit appears together with that version or not at
+        all."""
+        rows = []
+        for entry, table in zip(entries, tables, strict=True):
+            staging, info = self._staging(table, entry.manifest_path)
+            if self._ns._fs.exists(_join(table.location, VERSIONS_DIR, manifest_name(entry.version))):
+                raise errors.TableVersionAlreadyExistsError(
+                    f"table {ids.display(table.id)} already has version {entry.version}"
+                )
+            size, e_tag, millis = _stats(info)
+            meta = {
+                "manifest_path": self._relative(table, staging),
+                "manifest_size": size,
+                "e_tag": e_tag,
+                "timestamp_millis": millis,
+                "naming_scheme": entry.naming_scheme,
+                "metadata": dict(entry.metadata),
+            }
+            rows.append(self._row(table.id, entry.version, meta))
+        pause_point("staged")
+        try:
+            self._ns._manifest.insert(new_table_rows + rows)
+        except errors.DuplicateObjectIdError as exc:
+            taken = [oid for oid in exc.object_ids if oid not in {r["object_id"] for r in new_table_rows}]
+            if not taken:
+                raise errors.ConcurrentModificationError(
+                    f"tables {', '.join(exc.object_ids)} were created concurrently"
+                ) from exc
+            raise errors.TableVersionAlreadyExistsError(
+                f"table versions already exist: {', '.join(taken)}"
+            ) from exc
+        pause_point("row_inserted")
+        finals = [
+            self._finalize(t, e.version, json.loads(r["metadata"]))
+            for e, t, r in zip(entries, tables, rows, strict=True)
+        ]
+        pause_point("finalized")
+        self._ns._manifest.upsert(
+            [self._row(t.id, v.version, m) for t, (v, m) in zip(tables, finals, strict=True)]
+        )
+        pause_point("pointer_updated")
+        for table, entry in zip(tables, entries, strict=True):
+            self._remove_staging(table, entry.manifest_path)
+        return [version for version, _ in finals]
+
+    def _row(self, table_id: Sequence[str], version: int, meta: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "object_id": self._version_object_id(table_id, version),
+            "object_type": TABLE_VERSION,
+            "location": None,
+            "metadata": json.dumps(meta, sort_keys=True, separators=(",", ":")),
+            "base_objects": None,
+        }
+
+    def _relative(self, table: ResolvedTable, path: str) -> str:
+        prefix = table.location.rstrip("/") + "/"
+        if not path.startswith(prefix):
+            raise errors.InvalidInputError(f"manifest {path} is not inside table location {table.location}")
+        return path[len(prefix) :]
+
+    def _remove_staging(self, table: ResolvedTable, manifest_path: str) -> None:
+        if self._ns._fs.exists(manifest_path):
+            self._ns._fs.rm(manifest_path)
+
+    def _finalize(
+        self, table: ResolvedTable, version: int, meta: dict[str, Any]
+    ) -> tuple[TableVersion, dict[str, Any]]:
+        """Step 3: copy the staged manifest to its final name (idempotent). Returns the version and
+        the row metadata that points at the final file."""
+        final_name = manifest_name(version, meta.get("naming_scheme", "V2"))
+        final_rel = f"{VERSIONS_DIR}/{final_name}"
+        final = _join(table.location, final_rel)
+        if meta["manifest_path"] != final_rel:
+            staging = _join(table.location, meta["manifest_path"])
+            if self._ns._fs.exists(staging):
+                data = self._ns._fs.read_bytes(staging)
+                try:
+                    self._ns._fs.put_if_not_exists(final, data)
+                except FileExistsError as exc:
+                    if self._ns._fs.read_bytes(final) != data:
+                        raise errors.InternalError(
+                            f"{final} exists with other content than the committed manifest of "
+                            f"{ids.display(table.id)} version {version}"
+                        ) from exc
+            elif not self._ns._fs.exists(final):
+                raise errors.InternalError(
+                    f"{ids.display(table.id)} version {version}: neither the staged manifest "
+                    f"{staging} nor the final {final} exists"
+                )
+        size, e_tag, millis = _stats(self._ns._fs.info(final))
+        new_meta = dict(meta, manifest_path=final_rel, manifest_size=size, e_tag=e_tag)
+        version_info = TableVersion(
+            version,
+            final,
+            size,
+            e_tag,
+            meta.get("timestamp_millis") or millis,
+            dict(meta.get("metadata") or {}),
+        )
+        return version_info, new_meta
+
+    def _finish(self, table: ResolvedTable, version: int, meta: dict[str, Any]) -> TableVersion:
+        """Reader side of the protocol: finish a version whose writer stopped after the row insert."""
+        staged_path = meta["manifest_path"]
+        version_info, new_meta = self._finalize(table, version, meta)
+        if new_meta["manifest_path"] != staged_path:
+            self._ns._manifest.upsert([self._row(table.id, version, new_meta)])
+            self._remove_staging(table, _join(table.location, staged_path))
+        return version_info
+
+    # ------------------------------------------------------------------------------------ deleting
+    def batch_delete_table_versions(
+        self, id: Sequence[str], versions: Sequence[int], ignore_missing: bool = False
+    ) -> int:
+        """Delete manifest files (and rows in management mode); returns how many versions went.
+
+        Missing versions raise TableVersionNotFound (11) before anything is deleted, unless
+        ``ignore_missing``."""
+        table = self._table(id)
+        existing = self._all_versions(table)
+        missing = sorted(set(versions) - set(existing))
+        if missing and not ignore_missing:
+            raise errors.TableVersionNotFoundError(
+                f"table {ids.display(table.id)} has no versions {', '.join(map(str, missing))}"
+            )
+        doomed = sorted(set(versions) & set(existing))
+        for version in doomed:
+            self._ns._fs.rm(existing[version].manifest_path)
+        if doomed and self.management_enabled():
+            self._ns._manifest.delete([self._version_object_id(table.id, v) for v in doomed])
+        return len(doomed)
+
+    # ------------------------------------------------------------------------------------- commits
+    def commit_table(
+        self,
+        id: Sequence[str],
+        operation: Any,
+        read_version: int | None = None,
+        transaction_properties: dict[str, str] | None = None,
+    ) -> int:
+        """Commit one Lance operation to table ``id``; see commit.py."""
+        from dbt.adapters.lancens.namespace import commit
+
+        return commit.commit_table(self, id, operation, read_version, transaction_properties)
+
+    def restore_table(self, id: Sequence[str], version: int) -> int:
+        """Add a version whose content equals ``version``; see commit.py."""
+        from dbt.adapters.lancens.namespace import commit
+
+        return commit.restore_table(self, id, version)
+
+    def stage_table_commit(
+        self,
+        id: Sequence[str],
+        operation: Any,
+        read_version: int | None = None,
+        transaction_properties: dict[str, str] | None = None,
+    ) -> StagedCommit:
+        """Write a new version that no namespace reader sees until ``publish``; see commit.py."""
+        from dbt.adapters.lancens.namespace import commit
+
+        return commit.stage_table_commit(self, id, operation, read_version, transaction_properties)
+
+    def publish(self, staged: Sequence[StagedCommit]) -> dict[tuple[str, ...], int]:
+        """Make staged versions visible in one manifest commit; see commit.py."""
+        from dbt.adapters.lancens.namespace import commit
+
+        return commit.publish(self, staged)
