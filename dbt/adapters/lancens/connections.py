@@ -1,0 +1,122 @@
+"""Connections: every dbt thread gets a handle on the process's one Spark session and namespace."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from dbt.adapters.contracts.connection import AdapterResponse, Connection, ConnectionState
+from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.spark.connections import SparkConnectionManager
+from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
+
+from dbt.adapters.lancens.credentials import LancensCredentials, is_secret_option
+from dbt.adapters.lancens.runtime import LancensRuntime, get_runtime
+from dbt.adapters.lancens.spark_errors import spark_error_message
+
+logger = AdapterLogger("lancens")
+
+
+class SparkSqlHandle:
+    """The DB-API-shaped surface dbt's SQL connection manager expects, over `LancensRuntime.sql`."""
+
+    def __init__(self, runtime: LancensRuntime) -> None:
+        self.runtime = runtime
+        self._rows: list[Any] | None = None
+        self._description: list[tuple[Any, ...]] = []
+
+    def cursor(self) -> SparkSqlHandle:
+        return self
+
+    def execute(self, sql: str, bindings: Sequence[Any] | None = None) -> None:
+        if bindings:
+            raise DbtRuntimeError("dbt-lancens does not support SQL bindings; render values into the SQL")
+        statement = sql.strip().rstrip(";")
+        frame = self.runtime.sql(statement)
+        self._description = [
+            (f.name, f.dataType.simpleString(), None, None, None, None, f.nullable) for f in frame.schema.fields
+        ]
+        # Spark evaluates lazily: a statement that returns no columns (DDL) already ran in sql().
+        self._rows = frame.collect() if self._description else []
+
+    @property
+    def description(self) -> list[tuple[Any, ...]]:
+        return self._description
+
+    def fetchall(self) -> list[Any]:
+        rows, self._rows = self._rows or [], None
+        return rows
+
+    def fetchmany(self, size: int) -> list[Any]:
+        rows = self._rows or []
+        self._rows = rows[size:]
+        return rows[:size]
+
+    def fetchone(self) -> Any:
+        rows = self.fetchmany(1)
+        return rows[0] if rows else None
+
+    def close(self) -> None:
+        self._rows = None
+
+    def cancel(self) -> None:
+        # Jobs of one process share one SparkContext; cancelling them all would cancel other threads.
+        logger.debug("dbt-lancens: cancel is a no-op; Spark jobs of this process keep running")
+
+    def rollback(self) -> None:
+        logger.debug("dbt-lancens: no transactions; every write is one Lance commit")
+
+
+class LancensConnectionManager(SparkConnectionManager):
+    TYPE = "lancens"
+
+    @contextmanager
+    def exception_handler(self, sql: str) -> Iterator[None]:
+        from dbt.adapters.lancens.namespace import errors as ns_errors
+
+        try:
+            yield
+        except (DbtRuntimeError, DbtDatabaseError):
+            raise
+        except ns_errors.NamespaceError as exc:
+            raise DbtDatabaseError(f"Lance namespace error {exc.code}: {exc}") from exc
+        except Exception as exc:
+            logger.debug(f"Error while running:\n{sql}")
+            raise DbtDatabaseError(spark_error_message(exc)) from exc
+
+    def open(self, connection: Connection) -> Connection:  # type: ignore[override]
+        if connection.state == ConnectionState.OPEN:
+            return connection
+        credentials: LancensCredentials = connection.credentials  # type: ignore[assignment]
+        project_root = getattr(self.profile, "project_root", None)
+        try:
+            runtime = get_runtime(
+                credentials.namespace_properties(project_root), credentials.master, credentials.spark_config
+            )
+        except Exception as exc:
+            raise DbtRuntimeError(_connect_error(credentials, exc)) from exc
+        connection.handle = SparkSqlHandle(runtime)
+        connection.state = ConnectionState.OPEN  # type: ignore[assignment]
+        return connection
+
+    @classmethod
+    def get_response(cls, cursor: Any) -> AdapterResponse:
+        return AdapterResponse(_message="OK")
+
+    def cancel(self, connection: Connection) -> None:
+        connection.handle.cancel()
+
+
+def _connect_error(credentials: LancensCredentials, exc: BaseException) -> str:
+    """A message naming what to fix: Java, the root, or the object store."""
+    text = spark_error_message(exc)
+    if "JAVA_GATEWAY_EXITED" in text or "Java gateway process exited" in text or "JAVA_HOME" in text:
+        return (
+            "dbt-lancens could not start Spark: Java 17 is required (install a JDK 17 and set JAVA_HOME, "
+            f"or put `java` on PATH). Spark said: {text}"
+        )
+    for name, value in credentials.storage_options.items():
+        if value and is_secret_option(name):
+            text = text.replace(value, "****")
+    return f"dbt-lancens could not open the namespace root {credentials.root!r}: {text}"

@@ -1,0 +1,127 @@
+"""The dbt adapter: thin `@available` methods that delegate to the modules beside this one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dbt.adapters.base import available
+from dbt.adapters.base.relation import BaseRelation
+from dbt.adapters.contracts.connection import AdapterResponse
+from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
+
+from dbt.adapters.lancens import python_models, relation_ops, schemas, writes
+from dbt.adapters.lancens.__version__ import version as lancens_version
+from dbt.adapters.lancens.column import LancensColumn
+from dbt.adapters.lancens.connections import LancensConnectionManager
+from dbt.adapters.lancens.names import schema_to_namespace, table_id
+from dbt.adapters.lancens.relation import LancensRelation
+from dbt.adapters.lancens.runtime import LancensRuntime
+
+logger = AdapterLogger("lancens")
+
+
+@dataclass
+class LancensConfig(SparkConfig):
+    file_format: str = "lance"
+    on_drop: str = "purge"
+
+
+class LancensAdapter(SparkAdapter):
+    Relation = LancensRelation  # type: ignore[assignment]
+    Column = LancensColumn  # type: ignore[assignment]
+    ConnectionManager = LancensConnectionManager  # type: ignore[assignment]
+    AdapterSpecificConfigs = LancensConfig  # type: ignore[assignment]
+
+    @classmethod
+    def type(cls) -> str:
+        return "lancens"
+
+    # -- the process's Spark session and namespace -------------------------------------------------
+    @property
+    def runtime(self) -> LancensRuntime:
+        connection = self.connections.get_thread_connection()
+        return connection.handle.runtime
+
+    # -- schemas are namespaces ---------------------------------------------------------------------
+    def create_schema(self, relation: BaseRelation) -> None:
+        schemas.create_schema(self.runtime, schema_to_namespace(relation.schema or ""))
+
+    def drop_schema(self, relation: BaseRelation) -> None:
+        schemas.drop_schema(self.runtime, schema_to_namespace(relation.schema or ""))
+        self.cache.drop_schema(relation.database, relation.schema)
+
+    def list_schemas(self, database: str) -> list[str]:
+        return schemas.list_schemas(self.runtime.namespace)
+
+    def check_schema_exists(self, database: str, schema: str) -> bool:
+        return self.runtime.namespace.namespace_exists(schema_to_namespace(schema))
+
+    # -- relations ----------------------------------------------------------------------------------
+    def list_relations_without_caching(self, schema_relation: BaseRelation) -> list[BaseRelation]:
+        return relation_ops.list_relations(self.runtime, schema_to_namespace(schema_relation.schema or ""))
+
+    def get_columns_in_relation(self, relation: BaseRelation) -> list[LancensColumn]:
+        return relation_ops.columns_of(self.runtime, relation)  # type: ignore[arg-type]
+
+    def drop_relation(self, relation: BaseRelation, on_drop: str = "purge") -> None:
+        self.cache_dropped(relation)
+        relation_ops.drop_relation(self.runtime, relation, on_drop)  # type: ignore[arg-type]
+
+    def rename_relation(self, from_relation: BaseRelation, to_relation: BaseRelation) -> None:
+        self.cache_renamed(from_relation, to_relation)
+        relation_ops.rename_relation(self.runtime, from_relation, to_relation)  # type: ignore[arg-type]
+
+    # -- writes -------------------------------------------------------------------------------------
+    @available
+    def write_relation(
+        self,
+        relation: LancensRelation,
+        compiled_code: str,
+        language: str = "sql",
+        mode: str = "overwrite",
+        provenance: dict[str, Any] | None = None,
+    ) -> AdapterResponse:
+        """Build the model's result and commit it as the relation's next Lance version."""
+        runtime = self.runtime
+        name = relation.identifier or ""
+        if language == "python":
+            frame = python_models.run_python_model(runtime, compiled_code, name)
+        else:
+            frame = runtime.sql(compiled_code)
+        properties = {key: str(value) for key, value in (provenance or {}).items() if value is not None}
+        properties["dbt_lancens_version"] = lancens_version
+        version = writes.write_frame(runtime, table_id(relation.schema or "", name), frame, mode, properties)
+        self.cache_added(relation.incorporate(type="table"))
+        return AdapterResponse(_message=f"OK (version {version})", rows_affected=None)
+
+    @available
+    def create_view(
+        self, relation: LancensRelation, compiled_code: str, reads: list[LancensRelation] | None = None
+    ) -> AdapterResponse:
+        """Create or replace a view in Spark and record it (SQL and what it reads) in the namespace."""
+        runtime = self.runtime
+        runtime.sql(f"CREATE OR REPLACE VIEW {relation} AS {compiled_code}")
+        runtime.namespace.create_view(
+            relation.table_id,
+            compiled_code,
+            base_objects=["$".join(read.table_id) for read in reads or []],
+            replace=True,
+        )
+        self.cache_added(relation.incorporate(type="view"))
+        return AdapterResponse(_message="OK")
+
+    def debug_query(self) -> None:
+        """`dbt debug`: run a query, and report the root, the mode, Spark and whether the root is writable."""
+        runtime = self.runtime
+        runtime.sql("select 1 as id").collect()
+        credentials = self.config.credentials
+        logger.info(f"lancens root: {runtime.namespace.root}")
+        logger.info(
+            f"lancens mode: manifest_enabled={credentials.manifest_enabled}, "
+            f"dir_listing_enabled={credentials.dir_listing_enabled}"
+        )
+        logger.info(f"spark version: {runtime.spark.version} (master {runtime.spark.sparkContext.master})")
+        runtime.namespace.probe_writable()
+        logger.info("lancens root: reachable and writable")

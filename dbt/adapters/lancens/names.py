@@ -1,0 +1,39 @@
+"""How dbt names map to namespace identifiers.
+
+A dbt schema is a namespace path written with dots: `analytics.marts` is the namespace
+`["analytics", "marts"]`. A model is a table in that namespace. In Spark SQL the namespace is a
+database whose name joins the levels with `__` (see `dbt.adapters.lancens.spark.catalog`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from dbt_common.exceptions import DbtRuntimeError
+
+_LEVEL = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9_]*[A-Za-z0-9])?$")
+
+
+def validate_level(level: str, what: str) -> str:
+    if not _LEVEL.match(level) or "__" in level:
+        raise DbtRuntimeError(
+            f"Invalid {what} {level!r}: dbt-lancens names use letters, digits and single underscores "
+            "(no leading, trailing or double underscore), because namespace levels are joined with "
+            "'__' in Spark database names"
+        )
+    return level
+
+
+def schema_to_namespace(schema: str) -> list[str]:
+    """`analytics.marts` -> `["analytics", "marts"]`, validating every level."""
+    if not schema:
+        raise DbtRuntimeError("Invalid schema name: it is empty")
+    return [validate_level(level, "schema level") for level in schema.split(".")]
+
+
+def namespace_to_schema(namespace_id: list[str]) -> str:
+    return ".".join(namespace_id)
+
+
+def table_id(schema: str, identifier: str) -> list[str]:
+    return [*schema_to_namespace(schema), validate_level(identifier, "table name")]

@@ -1,0 +1,14 @@
+"""The dbt plugin: built on dbt-spark, so `spark__` macros serve wherever lancens has none."""
+
+from dbt.adapters.base import AdapterPlugin
+
+from dbt.adapters.lancens.credentials import LancensCredentials
+from dbt.adapters.lancens.impl import LancensAdapter
+from dbt.include import lancens
+
+Plugin = AdapterPlugin(
+    adapter=LancensAdapter,  # type: ignore[arg-type]
+    credentials=LancensCredentials,
+    include_path=lancens.PACKAGE_PATH,
+    dependencies=["spark"],
+)

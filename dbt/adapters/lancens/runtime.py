@@ -1,0 +1,90 @@
+"""One Spark session and one namespace engine per process, shared by every dbt thread.
+
+Spark's session catalog is in memory, so it only knows what this process told it. Tables and views
+are made known lazily: when Spark reports a missing table or database, the runtime looks it up in
+the namespace and registers it, then the statement is retried. A model therefore costs one catalog
+entry per relation it reads, never a listing of the whole root.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame, SparkSession
+
+from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
+from dbt.adapters.lancens.spark import catalog, get_or_create_session
+from dbt.adapters.lancens.spark_errors import missing_database, missing_relation
+
+# Each retry registers one more relation; a query reading more than this many unknown relations
+# is unusual enough to stop rather than loop.
+MAX_LAZY_SYNCS = 64
+
+
+@dataclass
+class LancensRuntime:
+    """The process-wide pair of SparkSession and DirectoryNamespace for one profile target."""
+
+    spark: SparkSession
+    namespace: DirectoryNamespace
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def sql(self, statement: str) -> DataFrame:
+        """Run Spark SQL, registering namespace tables and views it needs but Spark does not know yet."""
+        for _ in range(MAX_LAZY_SYNCS):
+            try:
+                return self.spark.sql(statement)
+            except Exception as exc:
+                if not self.sync_missing(exc):
+                    raise
+        return self.spark.sql(statement)
+
+    def sync_missing(self, exc: BaseException) -> bool:
+        """Register what `exc` says is missing, if the namespace has it. True when something was added."""
+        relation = missing_relation(exc)
+        if relation is not None:
+            database, name = relation
+            return self.sync_relation(catalog.namespace_id(database), name)
+        database = missing_database(exc)
+        if database is not None:
+            namespace_id = catalog.namespace_id(database)
+            if self.namespace.namespace_exists(namespace_id):
+                self.spark.sql(f"CREATE DATABASE IF NOT EXISTS `{database}`")
+                return True
+        return False
+
+    def sync_relation(self, namespace_id: list[str], name: str) -> bool:
+        """Register one table or view of the namespace in Spark's catalog."""
+        object_id = [*namespace_id, name]
+        with self.lock:
+            try:
+                view = self.namespace.describe_view(object_id)
+            except errors.NamespaceError:
+                if not self.namespace.table_exists(object_id):
+                    return False
+                catalog.sync_table(self.spark, self.namespace, object_id)
+                return True
+        # A view's SQL may itself read relations Spark does not know yet: `sql` registers them.
+        database = catalog.database_name(namespace_id)
+        self.spark.sql(f"CREATE DATABASE IF NOT EXISTS `{database}`")
+        self.sql(f"CREATE OR REPLACE VIEW `{database}`.`{name}` AS {view.sql}")
+        return True
+
+
+_RUNTIMES: dict[tuple[tuple[str, str], ...], LancensRuntime] = {}
+_RUNTIMES_LOCK = threading.Lock()
+
+
+def get_runtime(
+    namespace_properties: dict[str, str], master: str, spark_config: dict[str, str]
+) -> LancensRuntime:
+    """The runtime for these settings, created once per process (a JVM hosts one SparkContext)."""
+    key = tuple(sorted(namespace_properties.items()))
+    with _RUNTIMES_LOCK:
+        runtime = _RUNTIMES.get(key)
+        if runtime is None:
+            spark = get_or_create_session(master=master, config=spark_config)
+            runtime = LancensRuntime(spark=spark, namespace=DirectoryNamespace.from_properties(namespace_properties))
+            _RUNTIMES[key] = runtime
+        return runtime

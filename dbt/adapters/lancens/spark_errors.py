@@ -1,0 +1,44 @@
+"""Spark errors as a dbt user should read them: the message, never a Java stack trace."""
+
+from __future__ import annotations
+
+import re
+
+from pyspark.errors import PySparkException
+
+_RELATION_PARAM = ("relationName", "objectName", "viewName", "tableName")
+
+
+def spark_error_message(exc: BaseException) -> str:
+    """Spark's own message for `exc`, without the JVM stack trace that `str()` may append."""
+    if isinstance(exc, PySparkException):
+        try:
+            message = exc.getMessage()
+        except Exception:  # a Python-side PySparkException has no JVM message
+            message = str(exc)
+    else:
+        message = str(exc)
+    return message.split("\n\nJVM stacktrace:", 1)[0].strip()
+
+
+def missing_relation(exc: BaseException) -> tuple[str, str] | None:
+    """(database, table) when Spark failed because a table or view is not in its catalog."""
+    if not isinstance(exc, PySparkException) or exc.getCondition() != "TABLE_OR_VIEW_NOT_FOUND":
+        return None
+    params = exc.getMessageParameters() or {}
+    name = next((params[key] for key in _RELATION_PARAM if key in params), None)
+    if name is None:
+        return None
+    parts = [part.strip("`") for part in re.findall(r"`[^`]*`|[^.]+", name)]
+    if len(parts) < 2:
+        return None
+    return parts[-2], parts[-1]
+
+
+def missing_database(exc: BaseException) -> str | None:
+    """The database name when Spark failed because a schema does not exist in its catalog."""
+    if not isinstance(exc, PySparkException) or exc.getCondition() != "SCHEMA_NOT_FOUND":
+        return None
+    name = (exc.getMessageParameters() or {}).get("schemaName", "")
+    parts = [part.strip("`") for part in re.findall(r"`[^`]*`|[^.]+", name)]
+    return parts[-1] if parts else None

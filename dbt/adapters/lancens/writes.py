@@ -1,0 +1,75 @@
+"""Writing a Spark DataFrame as the next version of a namespace table.
+
+Every write is one Lance commit made through the engine (the data source's commit hook), so a
+reader sees the previous version or the new one, never a missing or half-written table. A table
+that did not exist is declared first, which reserves its location; if its first write fails the
+declaration is withdrawn so no empty table is left behind.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pyspark.sql import DataFrame
+
+from dbt.adapters.lancens.commit_hook import HOOK, hook_args
+from dbt.adapters.lancens.namespace import errors
+from dbt.adapters.lancens.runtime import LancensRuntime
+from dbt.adapters.lancens.spark import catalog
+
+WRITE_MODES = ("append", "overwrite")
+
+
+def write_frame(
+    runtime: LancensRuntime,
+    table_id: list[str],
+    frame: DataFrame,
+    mode: str,
+    transaction_properties: dict[str, str],
+) -> int:
+    """Write `frame` to the table (`overwrite` replaces its rows, `append` adds); return the new version."""
+    if mode not in WRITE_MODES:
+        raise ValueError(f"write mode must be one of {WRITE_MODES}, got {mode!r}")
+    namespace = runtime.namespace
+    declared_here = _ensure_declared(runtime, table_id)
+    location = namespace.describe_table(table_id).location
+    args = hook_args(namespace, table_id, transaction_properties)
+    try:
+        (
+            frame.write.format("lance")
+            .mode(mode)
+            .option("storage_options", json.dumps(namespace.storage_options))
+            .option("commit_hook", HOOK)
+            .option("commit_hook_args", json.dumps(args))
+            .save(location)
+        )
+    except BaseException:
+        if declared_here:
+            _withdraw(runtime, table_id)
+        raise
+    with runtime.lock:
+        catalog.sync_table(runtime.spark, namespace, table_id)
+    version = namespace.describe_table(table_id).version
+    return int(version) if version is not None else 0
+
+
+def _ensure_declared(runtime: LancensRuntime, table_id: list[str]) -> bool:
+    """Declare the table when the namespace does not have it yet; True when this call declared it."""
+    namespace = runtime.namespace
+    if namespace.table_exists(table_id):
+        return False
+    try:
+        namespace.declare_table(table_id)
+    except errors.TableAlreadyExistsError:
+        return False  # another writer declared it first: share its location
+    return True
+
+
+def _withdraw(runtime: LancensRuntime, table_id: list[str]) -> None:
+    """Remove a declaration whose first write failed, unless a concurrent writer gave it data."""
+    namespace = runtime.namespace
+    try:
+        if namespace.describe_table(table_id).declared_only:
+            namespace.drop_table(table_id)
+    except errors.NamespaceError:
+        pass  # already gone

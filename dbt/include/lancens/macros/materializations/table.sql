@@ -1,0 +1,22 @@
+{#-- A table model becomes the table's next Lance version, committed once through the namespace
+     engine: readers see the previous version until the commit, and a failed model commits nothing. --#}
+{% materialization table, adapter='lancens', supported_languages=['sql', 'python'] %}
+  {%- set language = model['language'] -%}
+  {%- set existing_relation = load_cached_relation(this) -%}
+  {%- set target_relation = this.incorporate(type='table') -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {% if existing_relation is not none and existing_relation.is_view %}
+    {% do adapter.drop_relation(existing_relation) %}
+  {% endif %}
+
+  {%- set response = adapter.write_relation(target_relation, compiled_code, language, 'overwrite', lancens_provenance()) -%}
+  {% do store_result('main', response=response) %}
+
+  {% do persist_docs(target_relation, model) %}
+
+  {{ run_hooks(post_hooks) }}
+
+  {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}
