@@ -1,0 +1,110 @@
+"""Spark data source filters translated to Lance SQL filter strings.
+
+Spark 4's Python data source API hands ``pushFilters`` a list of conjuncts, each one of EqualTo,
+EqualNullSafe, comparisons, In, IsNull/IsNotNull, StringStartsWith/EndsWith/Contains, possibly
+wrapped in Not. Disjunctions (``a = 1 or b = 2``) are never offered to Python sources, so there is
+no And/Or to translate; a filter that cannot be expressed exactly is left for Spark to evaluate.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from collections.abc import Sequence
+
+from pyspark.sql.datasource import (
+    EqualNullSafe,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    IsNotNull,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    Not,
+    StringContains,
+    StringEndsWith,
+    StringStartsWith,
+)
+
+_COMPARISONS: dict[type, str] = {
+    EqualTo: "=",
+    GreaterThan: ">",
+    GreaterThanOrEqual: ">=",
+    LessThan: "<",
+    LessThanOrEqual: "<=",
+}
+
+
+class Untranslatable(Exception):
+    """The filter has no exact Lance SQL equivalent; Spark keeps evaluating it."""
+
+
+def column(path: Sequence[str]) -> str:
+    """A (possibly nested) column reference, each level back-quoted."""
+    return ".".join("`" + part.replace("`", "``") + "`" for part in path)
+
+
+def _string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def literal(value: object) -> str:
+    """A Python value from Spark as a Lance (DataFusion) SQL literal."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int | float | decimal.Decimal):
+        if isinstance(value, float) and value != value:
+            raise Untranslatable("NaN compares differently in Spark and SQL")
+        return repr(value) if not isinstance(value, decimal.Decimal) else str(value)
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.UTC).replace(tzinfo=None)
+        return f"TIMESTAMP {_string(value.isoformat(sep=' '))}"
+    if isinstance(value, dt.date):
+        return f"DATE {_string(value.isoformat())}"
+    raise Untranslatable(f"no Lance literal for {type(value).__name__}")
+
+
+def _like_pattern(text: str, prefix: str, suffix: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return _string(prefix + escaped + suffix)
+
+
+def to_lance(spark_filter: Filter) -> str:
+    """One Spark filter as Lance SQL, or raise Untranslatable."""
+    kind = type(spark_filter)
+    if kind in _COMPARISONS:
+        return f"{column(spark_filter.attribute)} {_COMPARISONS[kind]} {literal(spark_filter.value)}"
+    if kind is EqualNullSafe:
+        if spark_filter.value is None:
+            return f"{column(spark_filter.attribute)} IS NULL"
+        name = column(spark_filter.attribute)
+        return f"{name} IS NOT NULL AND {name} = {literal(spark_filter.value)}"
+    if kind is In:
+        values = [v for v in spark_filter.value if v is not None]
+        if not values or len(values) != len(spark_filter.value):
+            raise Untranslatable("IN with NULL has three-valued semantics; leave it to Spark")
+        return f"{column(spark_filter.attribute)} IN ({', '.join(literal(v) for v in values)})"
+    if kind is IsNull:
+        return f"{column(spark_filter.attribute)} IS NULL"
+    if kind is IsNotNull:
+        return f"{column(spark_filter.attribute)} IS NOT NULL"
+    if kind is StringStartsWith:
+        return f"{column(spark_filter.attribute)} LIKE {_like_pattern(spark_filter.value, '', '%')}"
+    if kind is StringEndsWith:
+        return f"{column(spark_filter.attribute)} LIKE {_like_pattern(spark_filter.value, '%', '')}"
+    if kind is StringContains:
+        return f"{column(spark_filter.attribute)} LIKE {_like_pattern(spark_filter.value, '%', '%')}"
+    if kind is Not:
+        return f"NOT ({to_lance(spark_filter.child)})"
+    raise Untranslatable(f"unsupported filter {kind.__name__}")
+
+
+def conjunction(parts: Sequence[str]) -> str | None:
+    """The AND of translated filters, or None when nothing was pushed."""
+    return " AND ".join(f"({part})" for part in parts) if parts else None

@@ -1,0 +1,86 @@
+"""The ``lance`` data source options, parsed once into typed values.
+
+Spark hands options as a case-insensitive string map whose keys arrive lower-cased, so column
+names inside option keys (``fixed_size_list.<column>``) are matched case-insensitively.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+FIXED_SIZE_PREFIX = "fixed_size_list."
+DEFAULT_ROWS_PER_PARTITION = 1 << 20
+DEFAULT_MAX_ROWS_PER_FILE = 1 << 20
+
+
+def _json_object(raw: str | None, name: str) -> dict:
+    if not raw:
+        return {}
+    value = json.loads(raw)
+    if not isinstance(value, dict):
+        raise ValueError(f"option {name} must be a JSON object, got {raw!r}")
+    return value
+
+
+def _timestamp(raw: str | None) -> datetime | None:
+    """ISO-8601; a timestamp without zone is taken as UTC (Lance versions are stamped in UTC)."""
+    if not raw:
+        return None
+    parsed = datetime.fromisoformat(raw)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _int(raw: str | None, default: int | None) -> int | None:
+    return default if raw in (None, "") else int(raw)
+
+
+@dataclass(frozen=True)
+class LanceOptions:
+    """Everything the reader and writer need, picklable, shipped to Spark's Python workers."""
+
+    uri: str
+    storage_options: dict[str, str] = field(default_factory=dict)
+    version: int | None = None
+    timestamp: datetime | None = None
+    batch_size: int | None = None
+    columns: tuple[str, ...] = ()
+    rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION
+    max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE
+    fixed_sizes: dict[str, int] = field(default_factory=dict)
+    commit_hook: str | None = None
+    commit_hook_args: dict = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str]) -> LanceOptions:
+        """Validate the user's options; raises ValueError naming the bad option."""
+        uri = options.get("path")
+        if not uri:
+            raise ValueError("the lance data source needs a path: .load(uri) / .save(uri) / path option")
+        storage = {
+            str(k): str(v) for k, v in _json_object(options.get("storage_options"), "storage_options").items()
+        }
+        columns = tuple(c.strip() for c in (options.get("columns") or "").split(",") if c.strip())
+        fixed = {
+            key[len(FIXED_SIZE_PREFIX) :]: int(value)
+            for key, value in options.items()
+            if key.lower().startswith(FIXED_SIZE_PREFIX)
+        }
+        parsed = cls(
+            uri=uri,
+            storage_options=storage,
+            version=_int(options.get("version"), None),
+            timestamp=_timestamp(options.get("timestamp")),
+            batch_size=_int(options.get("batch_size"), None),
+            columns=columns,
+            rows_per_partition=_int(options.get("rows_per_partition"), DEFAULT_ROWS_PER_PARTITION),
+            max_rows_per_file=_int(options.get("max_rows_per_file"), DEFAULT_MAX_ROWS_PER_FILE),
+            fixed_sizes=fixed,
+            commit_hook=options.get("commit_hook") or None,
+            commit_hook_args=_json_object(options.get("commit_hook_args"), "commit_hook_args"),
+        )
+        if parsed.version is not None and parsed.timestamp is not None:
+            raise ValueError("options version and timestamp are exclusive: give one")
+        return parsed

@@ -1,0 +1,92 @@
+"""Reading a Lance table into Spark: one input partition per fragment (small ones grouped).
+
+The reader is created in a Python planner worker on the driver, pickled, and ``read`` runs in
+executor Python workers. The version is resolved once at planning, so every task reads the same
+snapshot even if the table is written meanwhile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
+from pyspark.sql.types import StructType
+
+from dbt.adapters.lancens.spark.dataset import open_dataset
+from dbt.adapters.lancens.spark.filters import Untranslatable, conjunction, to_lance
+from dbt.adapters.lancens.spark.options import LanceOptions
+from dbt.adapters.lancens.spark.types import conform, spark_arrow_schema
+
+
+@dataclass(frozen=True)
+class FragmentGroup(InputPartition):
+    """The fragment ids one Spark task reads; ``rows`` is the sum of their physical rows."""
+
+    fragment_ids: tuple[int, ...]
+    rows: int
+
+
+def group_fragments(sizes: Sequence[tuple[int, int]], rows_per_partition: int) -> list[FragmentGroup]:
+    """Consecutive ``(fragment_id, rows)`` packed into groups of about ``rows_per_partition`` rows.
+
+    A big fragment gets a task of its own; many tiny ones (a table appended to row by row) share one,
+    so a small table does not schedule hundreds of tasks.
+    """
+    groups: list[FragmentGroup] = []
+    ids: list[int] = []
+    rows = 0
+    for fragment_id, fragment_rows in sizes:
+        if ids and rows + fragment_rows > rows_per_partition:
+            groups.append(FragmentGroup(tuple(ids), rows))
+            ids, rows = [], 0
+        ids.append(fragment_id)
+        rows += fragment_rows
+    if ids:
+        groups.append(FragmentGroup(tuple(ids), rows))
+    return groups
+
+
+class LanceReader(DataSourceReader):
+    """Scans one pinned version of a Lance table, reading only the schema's columns."""
+
+    def __init__(self, options: LanceOptions, schema: StructType) -> None:
+        dataset = open_dataset(options)
+        self.options = options
+        self.version: int = dataset.version
+        self.schema = schema
+        lance_names = {name.lower(): name for name in dataset.schema.names}
+        self.columns = [lance_names.get(field.name.lower(), field.name) for field in schema.fields]
+        self.filter: str | None = None
+        self._sizes = [(f.fragment_id, f.metadata.num_rows) for f in dataset.get_fragments()]
+
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 (Spark's name)
+        """Keep what Lance can evaluate exactly; yield the rest back for Spark to apply."""
+        pushed = []
+        for spark_filter in filters:
+            try:
+                pushed.append(to_lance(spark_filter))
+            except Untranslatable:
+                yield spark_filter
+        self.filter = conjunction(pushed)
+
+    def partitions(self) -> list[FragmentGroup]:
+        """One partition per fragment group; an empty table still gets one (empty) partition."""
+        return group_fragments(self._sizes, self.options.rows_per_partition) or [FragmentGroup((), 0)]
+
+    def read(self, partition: FragmentGroup) -> Iterator[pa.RecordBatch]:
+        """Arrow batches of the partition's fragments, in the exact Arrow types Spark expects."""
+        if not partition.fragment_ids:
+            return
+        dataset = open_dataset(self.options, version=self.version)
+        target = spark_arrow_schema(self.schema)
+        scanner = dataset.scanner(
+            columns=self.columns,
+            filter=self.filter,
+            fragments=[dataset.get_fragment(fragment_id) for fragment_id in partition.fragment_ids],
+            batch_size=self.options.batch_size,
+        )
+        for batch in scanner.to_batches():
+            if batch.num_rows:
+                yield conform(batch, target)

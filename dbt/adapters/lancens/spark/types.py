@@ -1,0 +1,161 @@
+"""Type mapping between Lance (Arrow) schemas and Spark schemas, both ways.
+
+Reading: every Arrow type Lance stores maps to the Spark type that holds all its values (unsigned
+integers widen, ``uint64`` becomes ``decimal(20,0)``, large/view strings become ``string``,
+``fixed_size_list`` becomes ``array``). Spark's Python data source protocol then demands batches
+whose Arrow schema is exactly ``to_arrow_schema(spark_schema)``, so batches are cast to it.
+
+Writing: Spark hands Arrow batches typed from the DataFrame. They are cast to the Lance schema of
+the table: an existing table's own types win (an ``array<float>`` column stays
+``fixed_size_list<float32, N>``), and on the first write ``fixed_size_list.<column>=<N>`` asks for a
+fixed-size list (embedding vectors) where Spark can only say ``array``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pyarrow as pa
+import pyarrow.types as pat
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
+
+_INTEGERS: dict[pa.DataType, T.DataType] = {
+    pa.int8(): T.ByteType(),
+    pa.int16(): T.ShortType(),
+    pa.int32(): T.IntegerType(),
+    pa.int64(): T.LongType(),
+    pa.uint8(): T.ShortType(),
+    pa.uint16(): T.IntegerType(),
+    pa.uint32(): T.LongType(),
+    pa.uint64(): T.DecimalType(20, 0),
+}
+_MAX_SPARK_DECIMAL_PRECISION = 38
+
+
+def to_spark_type(arrow_type: pa.DataType) -> T.DataType:
+    """The Spark type that can hold every value of ``arrow_type`` (raises TypeError if none can)."""
+    if arrow_type in _INTEGERS:
+        return _INTEGERS[arrow_type]
+    if pat.is_boolean(arrow_type):
+        return T.BooleanType()
+    if pat.is_float16(arrow_type) or pat.is_float32(arrow_type):
+        return T.FloatType()
+    if pat.is_float64(arrow_type):
+        return T.DoubleType()
+    if pat.is_decimal(arrow_type):
+        if arrow_type.precision > _MAX_SPARK_DECIMAL_PRECISION:
+            raise TypeError(f"{arrow_type} has more digits than Spark's decimal(38) can hold")
+        return T.DecimalType(arrow_type.precision, arrow_type.scale)
+    if pat.is_string(arrow_type) or pat.is_large_string(arrow_type) or pat.is_string_view(arrow_type):
+        return T.StringType()
+    if (
+        pat.is_binary(arrow_type)
+        or pat.is_large_binary(arrow_type)
+        or pat.is_binary_view(arrow_type)
+        or pat.is_fixed_size_binary(arrow_type)
+    ):
+        return T.BinaryType()
+    if pat.is_date(arrow_type):
+        return T.DateType()
+    if pat.is_timestamp(arrow_type):
+        return T.TimestampType() if arrow_type.tz is not None else T.TimestampNTZType()
+    if pat.is_time(arrow_type):
+        return T.TimeType()
+    if pat.is_null(arrow_type):
+        return T.NullType()
+    if pat.is_dictionary(arrow_type):
+        return to_spark_type(arrow_type.value_type)
+    if pat.is_struct(arrow_type):
+        return T.StructType([to_spark_field(arrow_type.field(i)) for i in range(arrow_type.num_fields)])
+    if pat.is_map(arrow_type):
+        return T.MapType(
+            to_spark_type(arrow_type.key_type),
+            to_spark_type(arrow_type.item_type),
+            valueContainsNull=arrow_type.item_field.nullable,
+        )
+    if (
+        pat.is_list(arrow_type)
+        or pat.is_large_list(arrow_type)
+        or pat.is_fixed_size_list(arrow_type)
+        or pat.is_list_view(arrow_type)
+        or pat.is_large_list_view(arrow_type)
+    ):
+        return T.ArrayType(to_spark_type(arrow_type.value_type), arrow_type.value_field.nullable)
+    raise TypeError(f"Lance/Arrow type {arrow_type} has no Spark equivalent")
+
+
+def to_spark_field(field: pa.Field) -> T.StructField:
+    """One Arrow field as a Spark field (nullability kept)."""
+    return T.StructField(field.name, to_spark_type(field.type), field.nullable)
+
+
+def to_spark_schema(schema: pa.Schema) -> T.StructType:
+    """A Lance dataset schema as the Spark schema the data source reports."""
+    return T.StructType([to_spark_field(field) for field in schema])
+
+
+def spark_arrow_schema(schema: T.StructType) -> pa.Schema:
+    """The exact Arrow schema Spark's data source protocol expects batches in."""
+    return to_arrow_schema(schema, timezone="UTC")
+
+
+def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """``batch`` with its columns picked by name (case-insensitively) and cast to ``schema``.
+
+    ``safe=False`` only lets nanosecond timestamps truncate to Spark's microseconds: every other
+    cast here widens, so it cannot overflow.
+    """
+    by_name = {name.lower(): i for i, name in enumerate(batch.schema.names)}
+    missing = [field.name for field in schema if field.name.lower() not in by_name]
+    if missing:
+        raise ValueError(f"columns {missing} of the Lance schema are missing from the data")
+    columns = [batch.column(by_name[field.name.lower()]) for field in schema]
+    picked = pa.RecordBatch.from_arrays(columns, names=schema.names)
+    if picked.schema.equals(schema):
+        return picked
+    return picked.cast(schema, safe=False)
+
+
+def _write_type(incoming: pa.DataType, existing: pa.DataType | None, fixed_size: int | None) -> pa.DataType:
+    """The Lance type one written column gets."""
+    if (
+        existing is not None
+        and to_spark_type(existing).simpleString() == to_spark_type(incoming).simpleString()
+    ):
+        return existing
+    if fixed_size is not None:
+        if not (pat.is_list(incoming) or pat.is_large_list(incoming) or pat.is_fixed_size_list(incoming)):
+            raise TypeError(f"fixed_size_list requested for a column of type {incoming}")
+        return pa.list_(incoming.value_field.with_name("item"), fixed_size)
+    return incoming
+
+
+def lance_write_schema(
+    incoming: pa.Schema,
+    existing: pa.Schema | None,
+    fixed_sizes: Mapping[str, int],
+    append: bool,
+) -> pa.Schema:
+    """The Lance schema a write commits: the existing one on append, else Spark's made Lance-exact.
+
+    On overwrite a column keeps its previous Lance type whenever Spark sees both as the same type,
+    so reading and overwriting a table does not silently turn vectors into variable-length lists.
+    """
+    if append and existing is not None:
+        incoming_names = {name.lower() for name in incoming.names}
+        extra = sorted(incoming_names - {name.lower() for name in existing.names})
+        if extra:
+            raise ValueError(f"cannot append columns {extra} that the Lance table does not have")
+        return existing
+    previous = {field.name.lower(): field for field in (existing or pa.schema([]))}
+    sizes = {name.lower(): size for name, size in fixed_sizes.items()}
+    unknown = sorted(set(sizes) - {name.lower() for name in incoming.names})
+    if unknown:
+        raise ValueError(f"fixed_size_list option names columns {unknown} that are not written")
+    fields = []
+    for field in incoming:
+        old = previous.get(field.name.lower())
+        new_type = _write_type(field.type, old.type if old else None, sizes.get(field.name.lower()))
+        fields.append(pa.field(field.name, new_type, field.nullable))
+    return pa.schema(fields)
