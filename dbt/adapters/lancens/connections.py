@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -16,6 +17,7 @@ from dbt.adapters.lancens.runtime import LancensRuntime, get_runtime
 from dbt.adapters.lancens.spark_errors import spark_error_message
 
 logger = AdapterLogger("lancens")
+_COMMENTS = re.compile(r"/\*.*?\*/|--[^\n]*", re.DOTALL)
 
 
 class SparkSqlHandle:
@@ -33,6 +35,10 @@ class SparkSqlHandle:
         if bindings:
             raise DbtRuntimeError("dbt-lancens does not support SQL bindings; render values into the SQL")
         statement = sql.strip().rstrip(";")
+        if not _COMMENTS.sub("", statement).strip():
+            # Macros that write through the engine leave their statement empty.
+            self._description, self._rows = [], []
+            return
         frame = self.runtime.sql(statement)
         self._description = [
             (f.name, f.dataType.simpleString(), None, None, None, None, f.nullable) for f in frame.schema.fields

@@ -11,7 +11,7 @@ from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
 
-from dbt.adapters.lancens import python_models, relation_ops, schemas, writes
+from dbt.adapters.lancens import python_models, relation_ops, schemas, seeds, writes
 from dbt.adapters.lancens.__version__ import version as lancens_version
 from dbt.adapters.lancens.column import LancensColumn
 from dbt.adapters.lancens.connections import LancensConnectionManager
@@ -95,6 +95,24 @@ class LancensAdapter(SparkAdapter):
         version = writes.write_frame(runtime, table_id(relation.schema or "", name), frame, mode, properties)
         self.cache_added(relation.incorporate(type="table"))
         return AdapterResponse(_message=f"OK (version {version})", rows_affected=None)
+
+    @available
+    def load_seed(
+        self,
+        relation: LancensRelation,
+        csv_path: str,
+        column_types: dict[str, str] | None = None,
+        delimiter: str = ",",
+        provenance: dict[str, Any] | None = None,
+    ) -> AdapterResponse:
+        """Load a seed CSV through Arrow as the table's next version (one commit)."""
+        runtime = self.runtime
+        data = seeds.read_seed_csv(runtime.spark, csv_path, column_types, delimiter)
+        properties = {key: str(value) for key, value in (provenance or {}).items() if value is not None}
+        properties["dbt_lancens_version"] = lancens_version
+        version = writes.write_arrow(runtime, relation.table_id, data, properties)
+        self.cache_added(relation.incorporate(type="table"))
+        return AdapterResponse(_message=f"INSERT {data.num_rows} (version {version})", rows_affected=data.num_rows)
 
     @available
     def create_view(

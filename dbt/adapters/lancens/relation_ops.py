@@ -11,7 +11,7 @@ from dbt.adapters.lancens.relation import LancensRelation
 from dbt.adapters.lancens.runtime import LancensRuntime
 from dbt.adapters.lancens.schemas import all_items
 from dbt.adapters.lancens.spark import catalog
-from dbt.adapters.lancens.spark.types import spark_type_name
+from dbt.adapters.lancens.spark.types import to_spark_type
 
 ON_DROP_CHOICES = ("purge", "deregister")
 
@@ -38,7 +38,7 @@ def columns_of(runtime: LancensRuntime, relation: LancensRelation) -> list[Lance
             schema = runtime.namespace.describe_table(relation.table_id).schema
         except errors.NamespaceError:
             return []
-        fields = [(f.name, spark_type_name(f.type)) for f in (schema or [])]
+        fields = [(f.name, to_spark_type(f.type).simpleString()) for f in (schema or [])]
     return [
         LancensColumn(
             table_schema=relation.schema,

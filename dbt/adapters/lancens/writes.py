@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+import lance
+import pyarrow as pa
 from pyspark.sql import DataFrame
 
 from dbt.adapters.lancens.commit_hook import HOOK, hook_args
@@ -73,3 +75,29 @@ def _withdraw(runtime: LancensRuntime, table_id: list[str]) -> None:
             namespace.drop_table(table_id)
     except errors.NamespaceError:
         pass  # already gone
+
+
+def write_arrow(
+    runtime: LancensRuntime, table_id: list[str], data: pa.Table, transaction_properties: dict[str, str]
+) -> int:
+    """Replace the table's rows with `data` in one commit, without Spark (seeds); return the new version."""
+    namespace = runtime.namespace
+    declared_here = _ensure_declared(runtime, table_id)
+    info = namespace.describe_table(table_id)
+    try:
+        fragments = lance.fragment.write_fragments(
+            data, info.location, schema=data.schema, storage_options=namespace.storage_options or None
+        )
+        version = namespace.commit_table(
+            table_id,
+            lance.LanceOperation.Overwrite(data.schema, fragments),
+            read_version=info.version,
+            transaction_properties=transaction_properties,
+        )
+    except BaseException:
+        if declared_here:
+            _withdraw(runtime, table_id)
+        raise
+    with runtime.lock:
+        catalog.sync_table(runtime.spark, namespace, table_id)
+    return version

@@ -1,0 +1,59 @@
+"""Seeds: CSV to Lance through Arrow, never through SQL `INSERT ... VALUES`.
+
+pyarrow's CSV reader handles quotes, delimiters and newlines inside quoted fields. An empty field
+is NULL and a quoted empty field (`""`) is the empty string. `column_types` are Spark SQL type
+names, as in any dbt-spark project.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+from pyspark.sql import SparkSession
+from pyspark.sql.pandas.types import to_arrow_type
+from pyspark.sql.types import DataType
+
+
+def read_seed_csv(
+    spark: SparkSession, path: str, column_types: dict[str, str] | None = None, delimiter: str = ","
+) -> pa.Table:
+    """Parse the seed file into an Arrow table whose types Spark reads back as dbt-spark would."""
+    declared = {name: _arrow_type(spark, name, type_name) for name, type_name in (column_types or {}).items()}
+    try:
+        table = pacsv.read_csv(
+            path,
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
+            convert_options=pacsv.ConvertOptions(
+                column_types=declared,
+                null_values=[""],
+                strings_can_be_null=True,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ValueError(f"Could not load seed file {path}: {exc}") from exc
+    unknown = sorted(set(declared) - set(table.column_names))
+    if unknown:
+        raise ValueError(f"Seed {path}: column_types names columns the file does not have: {unknown}")
+    return _spark_friendly(table, set(declared))
+
+
+def _arrow_type(spark: SparkSession, column: str, type_name: str) -> pa.DataType:
+    try:
+        return to_arrow_type(DataType.fromDDL(type_name))
+    except Exception as exc:
+        raise ValueError(f"column_types: {type_name!r} for column {column!r} is not a Spark SQL type") from exc
+
+
+def _spark_friendly(table: pa.Table, declared: set[str]) -> pa.Table:
+    """Inferred timestamps become Spark `timestamp` (UTC, microseconds); all-null columns become strings."""
+    fields = []
+    for field in table.schema:
+        kind = field.type
+        if field.name not in declared:
+            if pa.types.is_timestamp(kind):
+                kind = pa.timestamp("us", tz=kind.tz or "UTC")
+            elif pa.types.is_null(kind):
+                kind = pa.string()
+        fields.append(field.with_type(kind))
+    return table.cast(pa.schema(fields))

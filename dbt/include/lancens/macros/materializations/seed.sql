@@ -1,0 +1,27 @@
+{#-- A seed is read by Arrow from its CSV file and committed as the table's next Lance version.
+     `--full-refresh` and a plain re-run both replace the rows; history keeps the old versions. --#}
+{% materialization seed, adapter='lancens' %}
+  {%- set existing_relation = load_cached_relation(this) -%}
+  {%- set target_relation = this.incorporate(type='table') -%}
+  {%- set csv_path = model.root_path ~ '/' ~ model.original_file_path -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {% if existing_relation is not none and existing_relation.is_view %}
+    {% do adapter.drop_relation(existing_relation) %}
+  {% endif %}
+
+  {%- set response = adapter.load_seed(
+        target_relation,
+        csv_path,
+        config.get('column_types', {}),
+        config.get('delimiter', ','),
+        lancens_provenance()) -%}
+  {% do store_result('main', response=response) %}
+
+  {% do persist_docs(target_relation, model) %}
+
+  {{ run_hooks(post_hooks) }}
+
+  {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}
