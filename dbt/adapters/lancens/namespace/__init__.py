@@ -1,0 +1,21 @@
+"""The namespace engine: a Python implementation of the Lance Directory Namespace.
+
+No dbt and no Spark here: Spark's Python workers import this package to rebuild a namespace from
+``ns.properties``. See docs/ARCHITECTURE.md for the public API and docs/engine.md for the details.
+"""
+
+from dbt.adapters.lancens.namespace import errors
+from dbt.adapters.lancens.namespace.directory import DirectoryNamespace
+from dbt.adapters.lancens.namespace.models import NamespaceInfo, ObjectEntry, Page, TableInfo, ViewInfo
+from dbt.adapters.lancens.namespace.versions import TableVersion
+
+__all__ = [
+    "DirectoryNamespace",
+    "NamespaceInfo",
+    "ObjectEntry",
+    "Page",
+    "TableInfo",
+    "TableVersion",
+    "ViewInfo",
+    "errors",
+]

@@ -1,0 +1,102 @@
+"""Namespace configuration: property parsing, root normalisation, storage-option mapping.
+
+Properties arrive as strings (dbt profiles, Spark worker round trips), so booleans are parsed the way
+native pylance does: a fixed set of spellings, anything else leaves the default in place.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import unquote, urlparse
+
+from dbt.adapters.lancens.namespace import errors
+
+_TRUE = {"true", "TRUE", "True", "1", "yes", "YES", "y", "on"}
+_FALSE = {"false", "FALSE", "False", "0", "no", "NO", "n", "off"}
+STORAGE_PREFIX = "storage."
+
+
+def parse_bool(value: object, default: bool) -> bool:
+    """Native's boolean parsing: known spellings only; anything else keeps ``default``."""
+    text = str(value)
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    return default
+
+
+def normalize_root(root: str | os.PathLike[str]) -> str:
+    """Return an absolute local path (``file://`` unwrapped) or a URI without a trailing slash."""
+    text = os.fspath(root)
+    if not text:
+        raise errors.InvalidInputError("root must not be empty")
+    if "://" in text:
+        parsed = urlparse(text)
+        if parsed.scheme == "file":
+            return os.path.abspath(unquote(parsed.path))
+        stripped = text.rstrip("/")
+        return text if stripped.endswith(":") else stripped
+    return os.path.abspath(text)
+
+
+@dataclass(frozen=True)
+class NamespaceConfig:
+    root: str
+    manifest_enabled: bool = True
+    dir_listing_enabled: bool = True
+    storage_options: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_properties(cls, properties: Mapping[str, object]) -> NamespaceConfig:
+        """Parse string properties; ``storage.*`` keys lose their prefix; unknown keys are ignored."""
+        if "root" not in properties or properties["root"] in (None, ""):
+            raise errors.InvalidInputError("missing required property 'root'")
+        storage = {
+            key[len(STORAGE_PREFIX) :]: str(value)
+            for key, value in properties.items()
+            if key.startswith(STORAGE_PREFIX)
+        }
+        return cls(
+            root=normalize_root(str(properties["root"])),
+            manifest_enabled=parse_bool(properties.get("manifest_enabled", "true"), True),
+            dir_listing_enabled=parse_bool(properties.get("dir_listing_enabled", "true"), True),
+            storage_options=storage,
+        )
+
+    def to_properties(self) -> dict[str, str]:
+        props = {
+            "root": self.root,
+            "manifest_enabled": str(self.manifest_enabled).lower(),
+            "dir_listing_enabled": str(self.dir_listing_enabled).lower(),
+        }
+        props.update({STORAGE_PREFIX + key: value for key, value in self.storage_options.items()})
+        return props
+
+
+def s3fs_kwargs(options: Mapping[str, str]) -> dict[str, object]:
+    """Map Lance/object_store S3 option names onto s3fs arguments so both see the same bucket."""
+    lookup = {key.lower(): value for key, value in options.items()}
+
+    def first(*names: str) -> str | None:
+        return next((lookup[n] for n in names if n in lookup), None)
+
+    kwargs: dict[str, object] = {}
+    client: dict[str, str] = {}
+    if key := first("access_key_id", "aws_access_key_id"):
+        kwargs["key"] = key
+    if secret := first("secret_access_key", "aws_secret_access_key"):
+        kwargs["secret"] = secret
+    if token := first("session_token", "aws_session_token", "token"):
+        kwargs["token"] = token
+    if endpoint := first("endpoint", "aws_endpoint", "endpoint_url", "aws_endpoint_url"):
+        client["endpoint_url"] = endpoint
+    if region := first("region", "aws_region"):
+        client["region_name"] = region
+    if client:
+        kwargs["client_kwargs"] = client
+    if parse_bool(first("skip_signature", "aws_skip_signature") or "false", False):
+        kwargs["anon"] = True
+    return kwargs

@@ -1,0 +1,74 @@
+"""Where tables live on storage and the V1 marker files.
+
+Directory names follow the spec: ``<name>.lance`` for root tables while directory listing is on,
+``<8 random hex>_<object_id>`` otherwise (random like native, so drop-and-recreate never reuses a
+directory). Markers hold the 8 bytes ``reserved``, exactly what native writes, so both read them.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from dbt.adapters.lancens.namespace import ids
+from dbt.adapters.lancens.namespace.storage import Storage
+
+V1_SUFFIX = ".lance"
+RESERVED_MARKER = ".lance-reserved"
+DEREGISTERED_MARKER = ".lance-deregistered"
+MARKER_CONTENT = b"reserved"
+VERSIONS_DIR = "_versions"
+
+
+def v1_dir_name(name: str) -> str:
+    return name + V1_SUFFIX
+
+
+def v2_dir_name(identifier: list[str]) -> str:
+    return f"{secrets.token_hex(4)}_{ids.object_id(identifier)}"
+
+
+def is_absolute_location(location: str) -> bool:
+    return "://" in location or location.startswith("/")
+
+
+def absolute_location(storage: Storage, location: str) -> str:
+    """A manifest ``location`` (relative to the root, or absolute for external tables) made absolute."""
+    if is_absolute_location(location):
+        return location
+    return storage.join(location)
+
+
+def relative_location(storage: Storage, location: str) -> str:
+    """The manifest form of ``location``: relative to the root when it lies under it."""
+    prefix = storage.join("")
+    return location[len(prefix) :] if location.startswith(prefix) else location
+
+
+def marker_path(location: str, marker: str) -> str:
+    return f"{location}/{marker}"
+
+
+def has_versions(storage: Storage, location: str) -> bool:
+    """A table has data once its ``_versions/`` holds a file (spec 001: otherwise declared only)."""
+    return storage.has_files(f"{location}/{VERSIONS_DIR}")
+
+
+def v1_table_exists(storage: Storage, location: str) -> bool:
+    """Spec V1 existence: the directory holds at least one file and no deregistered marker."""
+    return storage.has_files(location) and not storage.exists(marker_path(location, DEREGISTERED_MARKER))
+
+
+def v1_table_names(storage: Storage) -> list[str]:
+    """Names of root ``*.lance`` directories that are tables by the V1 existence rule.
+
+    Native lists every ``*.lance`` entry (files and empty dirs too); the spec's rule is stricter and
+    is what we follow.
+    """
+    names = []
+    for entry in storage.ls(storage.root):
+        base = entry["name"].rstrip("/").rsplit("/", 1)[-1]
+        if entry.get("type") != "directory" or not base.endswith(V1_SUFFIX) or base == V1_SUFFIX:
+            continue
+        if v1_table_exists(storage, storage.join(base)):
+            names.append(base[: -len(V1_SUFFIX)])
+    return names

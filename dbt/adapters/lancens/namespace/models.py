@@ -1,0 +1,65 @@
+"""Result types of the engine's public API (see docs/ARCHITECTURE.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a listing; ``next_page_token`` is the last item returned when more remain."""
+
+    items: list[Any]
+    next_page_token: str | None = None
+
+
+@dataclass(frozen=True)
+class NamespaceInfo:
+    id: list[str]
+    properties: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """A table as the namespace sees it; ``version``/``schema`` are None for declared-only tables."""
+
+    id: list[str]
+    name: str
+    namespace: list[str]
+    location: str
+    version: int | None
+    schema: pa.Schema | None
+    properties: dict[str, str] = field(default_factory=dict)
+    declared_only: bool = False
+
+
+@dataclass(frozen=True)
+class ViewInfo:
+    id: list[str]
+    sql: str
+    base_objects: list[list[str]] = field(default_factory=list)
+    properties: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ObjectEntry:
+    """One manifest object for bulk catalog reads; ``location`` is absolute and set for tables only."""
+
+    id: list[str]
+    object_type: str
+    location: str | None
+    properties: dict[str, str] = field(default_factory=dict)
+    base_objects: list[list[str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ResolvedTable:
+    """Where a table lives and how the namespace knows about it (internal contract with versions.py)."""
+
+    id: list[str]
+    location: str
+    in_manifest: bool
+    declared_only: bool

@@ -1,0 +1,137 @@
+"""Namespace operations (CreateNamespace, List, Describe, Drop, Exists, AlterProperties).
+
+Child namespaces are ``namespace`` rows in ``__manifest``; the root's properties are the manifest
+table's Lance metadata (spec), which native never reads back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from dbt.adapters.lancens.namespace import errors, ids, props
+from dbt.adapters.lancens.namespace.models import NamespaceInfo, Page
+
+if TYPE_CHECKING:
+    from dbt.adapters.lancens.namespace.directory import DirectoryNamespace
+
+_ROOT_ONLY_KEYS = ("lance.namespace.",)
+CHILD_TYPES = ("namespace", "table", "view")
+
+
+def children(ns: DirectoryNamespace, namespace_id: list[str], object_type: str) -> list[str]:
+    """Names of direct children of ``namespace_id`` with ``object_type`` in the cached manifest."""
+    if not ns.manifest_enabled:
+        return []
+    depth = len(namespace_id) + 1
+    prefix = ids.object_id(namespace_id) + ids.DELIMITER if namespace_id else ""
+    names = []
+    for oid, row in ns._manifest.by_id().items():
+        if row["object_type"] == object_type and oid.startswith(prefix):
+            parts = ids.split(oid)
+            if len(parts) == depth:
+                names.append(parts[-1])
+    return names
+
+
+def root_properties(metadata: Mapping[str, str]) -> dict[str, str]:
+    """Root namespace properties: the __manifest metadata minus engine-internal keys."""
+    return {k: v for k, v in metadata.items() if not k.startswith(_ROOT_ONLY_KEYS)}
+
+
+class NamespaceOps:
+    """Mixin for DirectoryNamespace: operations on namespaces."""
+
+    def create_namespace(
+        self: DirectoryNamespace,
+        id: Sequence[str],  # noqa: A002
+        properties: Mapping[str, object] | None = None,
+    ) -> NamespaceInfo:
+        namespace_id = ids.validate(id, what="namespace", allow_root=True)
+        if not namespace_id:
+            raise errors.NamespaceAlreadyExistsError("the root namespace always exists")
+        self._require_namespace(namespace_id[:-1])
+        if not self.manifest_enabled:
+            raise errors.UnsupportedOperationError("child namespaces need manifest_enabled=true")
+        values = props.string_dict(properties)
+        oid = ids.object_id(namespace_id)
+        row = {
+            "object_id": oid,
+            "object_type": "namespace",
+            "location": None,
+            "metadata": props.dumps(values),
+        }
+        try:
+            self._manifest.insert([row])
+        except errors.DuplicateObjectIdError as exc:
+            cls = errors.ConcurrentModificationError if exc.concurrent else errors.NamespaceAlreadyExistsError
+            raise cls(f"namespace {ids.display(namespace_id)} already exists") from exc
+        return NamespaceInfo(namespace_id, values)
+
+    def list_namespaces(
+        self: DirectoryNamespace,
+        id: Sequence[str] = (),  # noqa: A002
+        page_token: str | None = None,
+        limit: int | None = None,
+    ) -> Page:
+        namespace_id = ids.validate(id, what="namespace", allow_root=True)
+        self._require_namespace(namespace_id)
+        names, token = ids.paginate(children(self, namespace_id, "namespace"), page_token, limit)
+        return Page(names, token)
+
+    def describe_namespace(self: DirectoryNamespace, id: Sequence[str]) -> NamespaceInfo:  # noqa: A002
+        namespace_id = ids.validate(id, what="namespace", allow_root=True)
+        if not namespace_id:
+            metadata = self._manifest.metadata() if self.manifest_enabled else {}
+            return NamespaceInfo([], root_properties(metadata))
+        self._require_namespace(namespace_id)
+        row = self._manifest.get(ids.object_id(namespace_id))
+        assert row is not None  # _require_namespace guarantees it
+        return NamespaceInfo(namespace_id, props.loads(row["metadata"]))
+
+    def namespace_exists(self: DirectoryNamespace, id: Sequence[str]) -> bool:  # noqa: A002
+        namespace_id = ids.validate(id, what="namespace", allow_root=True)
+        try:
+            self._require_namespace(namespace_id)
+        except errors.NamespaceNotFoundError:
+            return False
+        return True
+
+    def drop_namespace(self: DirectoryNamespace, id: Sequence[str]) -> None:  # noqa: A002
+        namespace_id = ids.validate(id, what="namespace", allow_root=True)
+        if not namespace_id:
+            raise errors.InvalidInputError("the root namespace cannot be dropped")
+        self._require_namespace(namespace_id)
+        count = sum(len(children(self, namespace_id, kind)) for kind in CHILD_TYPES)
+        if count:
+            raise errors.NamespaceNotEmptyError(
+                f"namespace {ids.display(namespace_id)} is not empty: {count} child objects"
+            )
+        self._manifest.delete([ids.object_id(namespace_id)])
+
+    def alter_namespace_properties(
+        self: DirectoryNamespace,
+        id: Sequence[str],  # noqa: A002
+        updates: Mapping[str, object],
+        removals: Sequence[str] | None = None,
+    ) -> NamespaceInfo:
+        """Set and remove properties; the root's live in the __manifest table metadata."""
+        namespace_id = ids.validate(id, what="namespace", allow_root=True)
+        values = props.string_dict(updates)
+        if not self.manifest_enabled:
+            raise errors.UnsupportedOperationError("namespace properties need manifest_enabled=true")
+        if not namespace_id:
+            internal = [k for k in [*values, *(removals or [])] if k.startswith(_ROOT_ONLY_KEYS)]
+            if internal:
+                raise errors.InvalidInputError(f"root properties {internal} are reserved for the engine")
+            self._manifest.set_metadata(values, removals or ())
+            return self.describe_namespace([])
+        self._require_namespace(namespace_id)
+        row = dict(self._manifest.get(ids.object_id(namespace_id)) or {})
+        current = props.loads(row.get("metadata"))
+        for key in removals or ():
+            current.pop(key, None)
+        current.update(values)
+        row["metadata"] = props.dumps(current)
+        self._manifest.upsert([row])
+        return NamespaceInfo(namespace_id, current)

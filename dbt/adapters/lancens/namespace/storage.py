@@ -1,0 +1,108 @@
+"""File access for everything that is not a Lance dataset: markers, listings, staged manifests.
+
+One fsspec filesystem per namespace, configured from the same storage options Lance gets, so marker
+files and table directories are seen identically by both. ``put_if_not_exists`` uses the store's own
+conditional create (local ``O_EXCL``, S3 ``If-None-Match: *`` through s3fs) because reservations and
+version files must never be overwritten by a racing writer.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import fsspec
+from fsspec.implementations.local import LocalFileSystem
+
+from dbt.adapters.lancens.namespace.config import s3fs_kwargs
+
+_MEMORY_LOCK = threading.Lock()
+
+
+def filesystem_for(root: str, storage_options: Mapping[str, str]) -> fsspec.AbstractFileSystem:
+    """The fsspec filesystem for ``root`` with Lance-style storage options translated."""
+    protocol = root.split("://", 1)[0] if "://" in root else "file"
+    if protocol in ("s3", "s3a"):
+        return fsspec.filesystem("s3", **s3fs_kwargs(storage_options))
+    return fsspec.filesystem(protocol)
+
+
+class Storage:
+    """Thin wrapper over an fsspec filesystem; every path argument is an absolute path or URI."""
+
+    def __init__(self, root: str, storage_options: Mapping[str, str]) -> None:
+        self.root = root
+        self.fs = filesystem_for(root, storage_options)
+        self._local = isinstance(self.fs, LocalFileSystem)
+        self._is_s3 = "s3" in self.fs.protocol
+
+    def _path(self, path: str) -> str:
+        return self.fs._strip_protocol(path)
+
+    def join(self, *parts: str) -> str:
+        """Join ``parts`` under the root (with ``/`` for URIs, ``os.sep`` semantics for local paths)."""
+        base = self.root.rstrip("/") if not self.root.endswith("://") else self.root
+        return "/".join([base, *parts])
+
+    def put_if_not_exists(self, path: str, data: bytes) -> None:
+        """Create ``path`` with ``data`` only if it does not exist; raise FileExistsError otherwise."""
+        target = self._path(path)
+        if self._local:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "xb") as handle:
+                handle.write(data)
+            return
+        if self._is_s3:
+            self.fs.pipe_file(target, data, mode="create")
+            return
+        with _MEMORY_LOCK:
+            if self.fs.exists(target):
+                raise FileExistsError(path)
+            self.fs.pipe_file(target, data)
+
+    def read_bytes(self, path: str) -> bytes:
+        return self.fs.cat_file(self._path(path))
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        target = self._path(path)
+        if self._local:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+        self.fs.pipe_file(target, data)
+
+    def copy(self, source: str, destination: str) -> None:
+        target = self._path(destination)
+        if self._local:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+        self.fs.copy(self._path(source), target)
+
+    def exists(self, path: str) -> bool:
+        return self.fs.exists(self._path(path))
+
+    def ls(self, path: str) -> list[dict[str, Any]]:
+        """Entries directly under ``path`` (name = absolute fsspec path); [] when it does not exist."""
+        try:
+            return self.fs.ls(self._path(path), detail=True)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    def info(self, path: str) -> dict[str, Any]:
+        return self.fs.info(self._path(path))
+
+    def rm(self, path: str, recursive: bool = False) -> None:
+        self.fs.rm(self._path(path), recursive=recursive)
+
+    def has_files(self, path: str) -> bool:
+        """True when ``path`` is a directory holding at least one file (object-store prefix semantics)."""
+        target = self._path(path)
+        if self._local:
+            if not os.path.isdir(target):
+                return False
+            return any(files for _, _, files in os.walk(target))
+        if self._is_s3:
+            return bool(self.ls(path))  # S3 has no empty directories: any child means a file below
+        try:
+            return bool(self.fs.find(target, withdirs=False))
+        except FileNotFoundError:
+            return False

@@ -1,0 +1,356 @@
+"""Table operations: declare, create, list, describe, exists, register, deregister, drop, rename.
+
+Each follows spec 002 step by step, including its error codes where native departs (parent
+namespace checks, V1 fallback in compatibility mode); docs/engine.md lists every such difference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import lance
+import pyarrow as pa
+
+from dbt.adapters.lancens.namespace import errors, ids, layout, props
+from dbt.adapters.lancens.namespace.models import Page, ResolvedTable, TableInfo
+from dbt.adapters.lancens.namespace.namespace_ops import children
+from dbt.adapters.lancens.namespace.relocate import cloned_from, move_table_dir
+
+if TYPE_CHECKING:
+    from dbt.adapters.lancens.namespace.directory import DirectoryNamespace
+
+TableData = pa.Table | pa.RecordBatchReader
+
+
+def _already_exists(table_id: list[str], concurrent: bool) -> errors.NamespaceError:
+    if concurrent:
+        return errors.ConcurrentModificationError(f"table {ids.display(table_id)} was created concurrently")
+    return errors.TableAlreadyExistsError(f"table {ids.display(table_id)} already exists")
+
+
+def _version_row_ids(ns: DirectoryNamespace, table_id: list[str]) -> list[str]:
+    prefix = ids.object_id(table_id) + ids.DELIMITER
+    return [
+        oid
+        for oid, row in ns._manifest.by_id().items()
+        if row["object_type"] == "table_version" and oid.startswith(prefix)
+    ]
+
+
+class TableOps:
+    """Mixin for DirectoryNamespace: operations on tables."""
+
+    # ------------------------------------------------------------------ helpers
+    def _new_location(self: DirectoryNamespace, table_id: list[str]) -> str:
+        if self._uses_v1_naming(table_id):
+            return self._v1_location(table_id[0])
+        return self._fs.join(layout.v2_dir_name(table_id))
+
+    def _check_creatable(self: DirectoryNamespace, table_id: list[str]) -> dict[str, Any] | None:
+        """Validate the parent and return the declared-only row to fill, or raise 5 if taken."""
+        if len(table_id) > 1 and not self.manifest_enabled:
+            raise errors.UnsupportedOperationError("tables in child namespaces need manifest_enabled=true")
+        self._require_namespace(table_id[:-1])
+        try:
+            resolved = self._resolve_table(table_id)
+        except errors.TableNotFoundError:
+            resolved = None
+        if resolved is not None and not resolved.declared_only:
+            raise _already_exists(table_id, concurrent=False)
+        if self.manifest_enabled and self._manifest.get(ids.object_id(table_id)) is not None:
+            if resolved is None:  # the id is a namespace or view
+                raise _already_exists(table_id, concurrent=False)
+        return {"location": resolved.location, "in_manifest": resolved.in_manifest} if resolved else None
+
+    def _table_info(
+        self: DirectoryNamespace, resolved: ResolvedTable, version: int | None = None
+    ) -> TableInfo:
+        row = self._table_row(resolved.id)
+        properties = props.loads(row["metadata"]) if row else {}
+        table_id = resolved.id
+        if resolved.declared_only:
+            if version is not None:
+                raise errors.TableVersionNotFoundError(
+                    f"table {ids.display(table_id)} is declared only and has no version {version}"
+                )
+            return TableInfo(
+                table_id, table_id[-1], table_id[:-1], resolved.location, None, None, properties, True
+            )
+        try:
+            dataset = self._open_dataset(resolved.location, version)
+        except (ValueError, OSError) as exc:
+            if version is not None and "not found" in str(exc).lower():
+                raise errors.TableVersionNotFoundError(
+                    f"table {ids.display(table_id)} has no version {version}"
+                ) from exc
+            raise errors.InternalError(f"cannot open table {ids.display(table_id)}: {exc}") from exc
+        merged = {**dict(dataset.metadata), **properties}
+        return TableInfo(
+            table_id,
+            table_id[-1],
+            table_id[:-1],
+            resolved.location,
+            dataset.version,
+            dataset.schema,
+            merged,
+            False,
+        )
+
+    def _write_data(
+        self: DirectoryNamespace,
+        table_id: list[str],
+        location: str,
+        data: TableData,
+        properties: dict[str, str],
+    ) -> lance.LanceDataset:
+        try:
+            dataset = lance.write_dataset(
+                data, location, mode="create", storage_options=self.storage_options, session=self._session
+            )
+        except (OSError, ValueError) as exc:
+            if "exist" in str(exc).lower():
+                raise _already_exists(table_id, concurrent=True) from exc
+            raise
+        if properties:
+            dataset.update_metadata(dict(properties))
+        return dataset
+
+    # --------------------------------------------------------------- operations
+    def declare_table(
+        self: DirectoryNamespace,
+        id: Sequence[str],  # noqa: A002
+        location: str | None = None,
+    ) -> TableInfo:
+        """Reserve the name: write ``.lance-reserved`` at the location, then the manifest row."""
+        table_id = ids.validate(id, what="table", allow_root=False)
+        if self._check_creatable(table_id) is not None:
+            raise _already_exists(table_id, concurrent=False)
+        target = self._new_location(table_id)
+        if location is not None and layout.absolute_location(self._fs, location) != target:
+            if self._uses_v1_naming(table_id):
+                raise errors.InvalidInputError(f"table {ids.display(table_id)} must live at {target}")
+            target = layout.absolute_location(self._fs, location)
+        marker = layout.marker_path(target, layout.RESERVED_MARKER)
+        try:
+            self._fs.put_if_not_exists(marker, layout.MARKER_CONTENT)
+        except FileExistsError as exc:
+            raise _already_exists(table_id, concurrent=True) from exc
+        if self.manifest_enabled:
+            row = {
+                "object_id": ids.object_id(table_id),
+                "object_type": "table",
+                "location": layout.relative_location(self._fs, target),
+            }
+            try:
+                self._manifest.insert([row])
+            except errors.DuplicateObjectIdError as exc:
+                self._fs.rm(marker)
+                raise _already_exists(table_id, exc.concurrent) from exc
+        return TableInfo(table_id, table_id[-1], table_id[:-1], target, None, None, {}, True)
+
+    def create_table(
+        self: DirectoryNamespace,
+        id: Sequence[str],  # noqa: A002
+        data: TableData,
+        properties: Mapping[str, object] | None = None,
+    ) -> TableInfo:
+        """Write the dataset (data first, like native), then claim the id in the manifest.
+
+        Properties go to both the Lance table metadata (spec) and the manifest ``metadata`` column
+        (where native reads them); with properties the new table is at version 2.
+        """
+        table_id = ids.validate(id, what="table", allow_root=False)
+        values = props.string_dict(properties)
+        declared = self._check_creatable(table_id)
+        location = declared["location"] if declared else self._new_location(table_id)
+        dataset = self._write_data(table_id, location, data, values)
+        if self.manifest_enabled:
+            row = {
+                "object_id": ids.object_id(table_id),
+                "object_type": "table",
+                "location": layout.relative_location(self._fs, location),
+                "metadata": props.dumps(values),
+            }
+            if declared and declared["in_manifest"]:
+                self._manifest.upsert([row])
+            else:
+                try:
+                    self._manifest.insert([row])
+                except errors.DuplicateObjectIdError as exc:
+                    if not self._uses_v1_naming(table_id):
+                        self._fs.rm(location, recursive=True)
+                    raise _already_exists(table_id, exc.concurrent) from exc
+        return TableInfo(
+            table_id,
+            table_id[-1],
+            table_id[:-1],
+            location,
+            dataset.version,
+            dataset.schema,
+            {**dict(dataset.metadata), **values},
+            False,
+        )
+
+    def list_tables(
+        self: DirectoryNamespace,
+        namespace_id: Sequence[str] = (),
+        page_token: str | None = None,
+        limit: int | None = None,
+    ) -> Page:
+        """Manifest tables; at the root with listing on, merged with V1 dirs (manifest wins)."""
+        parent = ids.validate(namespace_id, what="namespace", allow_root=True)
+        self._require_namespace(parent)
+        names = set(children(self, parent, "table"))
+        if not parent and self.dir_listing_enabled:
+            claimed = (
+                {
+                    layout.relative_location(self._fs, layout.absolute_location(self._fs, row["location"]))
+                    for row in self._manifest.by_id().values()
+                    if row["object_type"] == "table" and row["location"]
+                }
+                if self.manifest_enabled
+                else set()
+            )
+            taken = set(self._manifest.by_id()) if self.manifest_enabled else set()
+            for name in layout.v1_table_names(self._fs):
+                if layout.v1_dir_name(name) not in claimed and name not in taken:
+                    names.add(name)
+        page, token = ids.paginate(names, page_token, limit)
+        return Page(page, token)
+
+    def describe_table(
+        self: DirectoryNamespace,
+        id: Sequence[str],  # noqa: A002
+        version: int | None = None,
+    ) -> TableInfo:
+        return self._table_info(self._resolve_table(id), version)
+
+    def table_exists(self: DirectoryNamespace, id: Sequence[str]) -> bool:  # noqa: A002
+        """True for tables with data and for declared-only tables (as native)."""
+        try:
+            self._resolve_table(id)
+        except (errors.TableNotFoundError, errors.NamespaceNotFoundError):
+            return False
+        return True
+
+    def table_location(self: DirectoryNamespace, id: Sequence[str]) -> str:  # noqa: A002
+        """Where the table lives, or (V1 naming only) where it would be created; declares nothing."""
+        table_id = ids.validate(id, what="table", allow_root=False)
+        try:
+            return self._resolve_table(table_id).location
+        except errors.TableNotFoundError:
+            if self._uses_v1_naming(table_id):
+                return self._v1_location(table_id[0])
+            return self._new_location(table_id)
+
+    def register_table(
+        self: DirectoryNamespace,
+        id: Sequence[str],  # noqa: A002
+        location: str,
+    ) -> TableInfo:
+        """Add an existing Lance table at ``location`` (under the root) to the manifest."""
+        table_id = ids.validate(id, what="table", allow_root=False)
+        target = self._registrable_location(table_id, location)
+        if self._check_creatable(table_id) is not None:
+            raise _already_exists(table_id, concurrent=False)
+        deregistered = layout.marker_path(target, layout.DEREGISTERED_MARKER)
+        if self.manifest_enabled:
+            row = {
+                "object_id": ids.object_id(table_id),
+                "object_type": "table",
+                "location": layout.relative_location(self._fs, target),
+            }
+            try:
+                self._manifest.insert([row])
+            except errors.DuplicateObjectIdError as exc:
+                raise _already_exists(table_id, exc.concurrent) from exc
+        if self._fs.exists(deregistered):
+            self._fs.rm(deregistered)
+        return self._table_info(self._resolve_table(table_id))
+
+    def _registrable_location(self: DirectoryNamespace, table_id: list[str], location: str) -> str:
+        if not isinstance(location, str) or not location:
+            raise errors.InvalidInputError(f"register_table {ids.display(table_id)}: location is required")
+        if ".." in location.replace("\\", "/").split("/"):
+            raise errors.InvalidInputError(f"register_table: path traversal in {location!r} is not allowed")
+        target = layout.absolute_location(self._fs, location.rstrip("/"))
+        if layout.relative_location(self._fs, target) == target:
+            raise errors.InvalidInputError(f"register_table: {location!r} is not under the root {self.root}")
+        if not self.manifest_enabled and target != self._v1_location(table_id[-1]):
+            raise errors.InvalidInputError(f"V1 tables live at <name>.lance; cannot register {location!r}")
+        if not layout.has_versions(self._fs, target):
+            raise errors.InvalidInputError(f"register_table: no Lance table at {location!r}")
+        return target
+
+    def deregister_table(self: DirectoryNamespace, id: Sequence[str]) -> TableInfo:  # noqa: A002
+        """Forget the table, keep its files; a V1-named dir also gets ``.lance-deregistered``.
+
+        The marker is written for manifest tables at ``<name>.lance`` too: otherwise compatibility
+        mode's directory listing would bring the table straight back (native's behaviour).
+        """
+        resolved = self._resolve_table(id)
+        info = self._table_info(resolved)
+        if resolved.in_manifest:
+            self._manifest.delete([ids.object_id(resolved.id), *_version_row_ids(self, resolved.id)])
+        if resolved.location == self._v1_location(resolved.id[-1]) and self.dir_listing_enabled:
+            marker = layout.marker_path(resolved.location, layout.DEREGISTERED_MARKER)
+            try:
+                self._fs.put_if_not_exists(marker, layout.MARKER_CONTENT)
+            except FileExistsError as exc:
+                if not resolved.in_manifest:
+                    raise errors.TableNotFoundError(f"table {ids.display(resolved.id)} not found") from exc
+        return info
+
+    def drop_table(self: DirectoryNamespace, id: Sequence[str]) -> TableInfo:  # noqa: A002
+        """Remove the manifest row (and version rows), then the directory; V1 drops the directory."""
+        resolved = self._resolve_table(id)
+        info = TableInfo(
+            resolved.id,
+            resolved.id[-1],
+            resolved.id[:-1],
+            resolved.location,
+            None,
+            None,
+            props.loads((self._table_row(resolved.id) or {}).get("metadata")),
+            resolved.declared_only,
+        )
+        if resolved.in_manifest:
+            self._manifest.delete([ids.object_id(resolved.id), *_version_row_ids(self, resolved.id)])
+        try:
+            for directory in [resolved.location, *cloned_from(self, resolved)]:
+                self._fs.rm(directory, recursive=True)
+        except FileNotFoundError:
+            pass  # spec: once the row is gone the drop has succeeded
+        except PermissionError as exc:
+            raise errors.PermissionDeniedError(f"drop table {ids.display(resolved.id)}: {exc}") from exc
+        if not resolved.in_manifest and self._fs.has_files(resolved.location):
+            raise errors.InternalError(f"drop table {ids.display(resolved.id)}: files remain, retry the drop")
+        return info
+
+    def rename_table(
+        self: DirectoryNamespace,
+        id: Sequence[str],  # noqa: A002
+        new_id: Sequence[str],
+    ) -> TableInfo:
+        """Give a table a new identifier; a root ``<name>.lance`` table moves to V2 naming (spec).
+
+        The data is not copied: see relocate.move_table_dir.
+        """
+        if not self.manifest_enabled:
+            raise errors.UnsupportedOperationError("rename_table needs manifest_enabled=true")
+        resolved = self._resolve_table(id)
+        target_id = ids.validate(new_id, what="table", allow_root=False)
+        if self._check_creatable(target_id) is not None:
+            raise _already_exists(target_id, concurrent=False)
+        row = dict(self._table_row(resolved.id) or {"object_type": "table", "metadata": None})
+        location = resolved.location
+        if self.dir_listing_enabled and location == self._v1_location(resolved.id[-1]):
+            location = move_table_dir(self, location, self._fs.join(layout.v2_dir_name(target_id)))
+        row.update(object_id=ids.object_id(target_id), location=layout.relative_location(self._fs, location))
+        try:
+            self._manifest.insert([row])
+        except errors.DuplicateObjectIdError as exc:
+            raise _already_exists(target_id, exc.concurrent) from exc
+        self._manifest.delete([ids.object_id(resolved.id), *_version_row_ids(self, resolved.id)])
+        return self._table_info(self._resolve_table(target_id))
