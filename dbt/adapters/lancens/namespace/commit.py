@@ -150,25 +150,33 @@ class _VersionStore(LanceNamespace):
         return {"version": self._response(created)}
 
 
-def _target(manager: VersionManager, table_id: Sequence[str]) -> tuple[ResolvedTable, dict[str, Any] | None]:
-    """The table to commit to, and the ``__manifest`` row to add when the table is new."""
+def _target(
+    manager: VersionManager, table_id: Sequence[str], location: str | None
+) -> tuple[ResolvedTable, dict[str, Any] | None]:
+    """The table to commit to, and the ``__manifest`` row to add when the table is new.
+
+    A new table's directory name is random outside V1 naming, so a caller that already wrote
+    fragments for it passes the ``location`` it got from ``ns.table_location`` and wrote to."""
     ns = manager._ns
     try:
         table = manager._table(table_id)
     except errors.TableNotFoundError:
         table_id = ids.validate(table_id, what="table", allow_root=False)
-        location = ns.table_location(table_id)
-        table = ResolvedTable(list(table_id), location, in_manifest=False, declared_only=True)
-        if ns._manifest is None:
+        table = ResolvedTable(list(table_id), location or ns.table_location(table_id), False, True)
+        if not ns.manifest_enabled:
             return table, None  # V1: the ``<name>.lance`` directory itself is the registration
         row = {
             "object_id": ids.object_id(table_id),
             "object_type": "table",
-            "location": layout.relative_location(ns._fs, location),
+            "location": layout.relative_location(ns._fs, table.location),
             "metadata": None,
             "base_objects": None,
         }
         return table, row
+    if location is not None and location.rstrip("/") != table.location.rstrip("/"):
+        raise errors.InvalidInputError(
+            f"table {ids.display(table.id)} lives at {table.location}, not at {location}"
+        )
     return table, None
 
 
@@ -179,7 +187,7 @@ def _read_version(manager: VersionManager, table: ResolvedTable, read_version: i
     if table.declared_only:
         return 0
     try:
-        return lance.dataset(table.location, storage_options=manager._ns.storage_options).version
+        return manager._ns._open_dataset(table.location).version
     except ValueError:
         return 0
 
@@ -191,8 +199,9 @@ def _commit(
     read_version: int | None,
     transaction_properties: dict[str, str] | None,
     stage_only: bool,
+    location: str | None,
 ) -> tuple[int, _VersionStore | None, ResolvedTable, dict[str, Any] | None]:
-    table, table_row = _target(manager, table_id)
+    table, table_row = _target(manager, table_id, location)
     properties = {str(k): str(v) for k, v in (transaction_properties or {}).items()}
     transaction = lance.Transaction(
         _read_version(manager, table, read_version), operation, transaction_properties=properties
@@ -223,6 +232,7 @@ def commit_table(
     operation: Any,
     read_version: int | None = None,
     transaction_properties: dict[str, str] | None = None,
+    location: str | None = None,
 ) -> int:
     """Commit ``operation`` to table ``table_id`` and return the new version.
 
@@ -230,7 +240,7 @@ def commit_table(
     leaves an unregistered directory, invisible to the namespace) and in the same ``__manifest``
     commit as its first version row in management mode."""
     version, store, table, table_row = _commit(
-        manager, table_id, operation, read_version, transaction_properties, stage_only=False
+        manager, table_id, operation, read_version, transaction_properties, False, location
     )
     if store is None and table_row is not None:
         try:
@@ -255,6 +265,7 @@ def stage_table_commit(
     operation: Any,
     read_version: int | None = None,
     transaction_properties: dict[str, str] | None = None,
+    location: str | None = None,
 ) -> StagedCommit:
     """Write a version's data and manifest without making it visible (table version management only).
 
@@ -266,7 +277,7 @@ def stage_table_commit(
             "staged commits need table_version_management=true in the __manifest metadata"
         )
     _, store, _, _ = _commit(
-        manager, table_id, operation, read_version, transaction_properties, stage_only=True
+        manager, table_id, operation, read_version, transaction_properties, True, location
     )
     assert store is not None and store.staged is not None, "Lance committed without calling the version store"
     return store.staged

@@ -137,8 +137,7 @@ class VersionManager:
     # ----------------------------------------------------------------------------- mode and lookup
     def management_enabled(self) -> bool:
         """True when the ``__manifest`` metadata turns table version management on."""
-        manifest = getattr(self._ns, "_manifest", None)
-        return manifest is not None and manifest.metadata().get(TVM_KEY, "").lower() == "true"
+        return self._ns.manifest_enabled and self._ns._manifest.metadata().get(TVM_KEY, "").lower() == "true"
 
     def _table(self, table_id: Sequence[str]) -> ResolvedTable:
         return self._ns._resolve_table(ids.validate(table_id, what="table", allow_root=False))
@@ -176,9 +175,7 @@ class VersionManager:
         """Lance transaction properties of each version (read from its ``_transactions/*.txn``)."""
         if not versions:
             return {}
-        import lance
-
-        dataset = lance.dataset(location, storage_options=self._ns.storage_options)
+        dataset = self._ns._open_dataset(location)
         found: dict[int, dict[str, str]] = {}
         for version in versions:
             try:
@@ -439,11 +436,13 @@ class VersionManager:
         operation: Any,
         read_version: int | None = None,
         transaction_properties: dict[str, str] | None = None,
+        *,
+        location: str | None = None,
     ) -> int:
-        """Commit one Lance operation to table ``id``; see commit.py."""
+        """Commit one Lance operation to table ``id``; see commit.py (``location``: of a new table)."""
         from dbt.adapters.lancens.namespace import commit
 
-        return commit.commit_table(self, id, operation, read_version, transaction_properties)
+        return commit.commit_table(self, id, operation, read_version, transaction_properties, location)
 
     def restore_table(self, id: Sequence[str], version: int) -> int:
         """Add a version whose content equals ``version``; see commit.py."""
@@ -457,11 +456,13 @@ class VersionManager:
         operation: Any,
         read_version: int | None = None,
         transaction_properties: dict[str, str] | None = None,
+        *,
+        location: str | None = None,
     ) -> StagedCommit:
         """Write a new version that no namespace reader sees until ``publish``; see commit.py."""
         from dbt.adapters.lancens.namespace import commit
 
-        return commit.stage_table_commit(self, id, operation, read_version, transaction_properties)
+        return commit.stage_table_commit(self, id, operation, read_version, transaction_properties, location)
 
     def publish(self, staged: Sequence[StagedCommit]) -> dict[tuple[str, ...], int]:
         """Make staged versions visible in one manifest commit; see commit.py."""

@@ -1,0 +1,195 @@
+"""Table version management: ``table_version`` rows in ``__manifest``, atomic batches, staged publish."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import lance
+import pyarrow as pa
+import pytest
+
+from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
+from dbt.adapters.lancens.namespace.versions import VersionEntry, manifest_name
+
+T = ["ns", "t"]
+U = ["ns", "u"]
+
+
+def _rows(start: int, count: int = 2) -> pa.Table:
+    return pa.table({"id": pa.array(range(start, start + count), pa.int64())})
+
+
+def _operation(ns: DirectoryNamespace, table_id: list[str], data: pa.Table) -> tuple[object, int | None, str]:
+    location = ns.table_location(table_id)
+    fragments = lance.fragment.write_fragments(data, location)
+    try:
+        latest = ns.describe_table_version(table_id, None).version
+    except (errors.TableNotFoundError, errors.TableVersionNotFoundError):
+        return lance.LanceOperation.Overwrite(data.schema, fragments), None, location
+    return lance.LanceOperation.Append(fragments), latest, location
+
+
+def append(ns: DirectoryNamespace, table_id: list[str], data: pa.Table, **properties: str) -> int:
+    operation, read_version, location = _operation(ns, table_id, data)
+    return ns._versions.commit_table(table_id, operation, read_version, properties, location=location)
+
+
+def stage(ns: DirectoryNamespace, table_id: list[str], data: pa.Table, **properties: str):
+    operation, read_version, location = _operation(ns, table_id, data)
+    return ns._versions.stage_table_commit(table_id, operation, read_version, properties, location=location)
+
+
+def version_rows(ns: DirectoryNamespace) -> dict[str, dict]:
+    return {
+        oid: json.loads(row["metadata"])
+        for oid, row in ns._manifest.by_id().items()
+        if row["object_type"] == "table_version"
+    }
+
+
+def files(ns: DirectoryNamespace, table_id: list[str]) -> list[str]:
+    return sorted(
+        os.listdir(Path(ns.describe_table(table_id).location.removeprefix("file://")) / "_versions")
+    )
+
+
+@pytest.fixture
+def ns(tmp_path: Path) -> DirectoryNamespace:
+    namespace = DirectoryNamespace(str(tmp_path / "root"))
+    namespace.create_namespace(["ns"])
+    namespace._manifest.set_metadata({"table_version_management": "true"})
+    assert namespace._versions.management_enabled()
+    return namespace
+
+
+def test_commit_writes_rows_that_point_at_final_manifests(ns: DirectoryNamespace) -> None:
+    assert append(ns, T, _rows(0), who="run-1") == 1
+    assert append(ns, T, _rows(10), who="run-2") == 2
+    rows = version_rows(ns)
+    assert set(rows) == {"ns$t$1", "ns$t$2"}
+    assert rows["ns$t$2"]["manifest_path"] == f"_versions/{manifest_name(2)}"
+    assert rows["ns$t$2"]["metadata"] == {"who": "run-2"}
+    assert ns._manifest.get("ns$t")["object_type"] == "table"
+    assert not [name for name in files(ns, T) if "-" in name]  # no staging files left
+    listed = ns.list_table_versions(T)
+    assert [(v.version, v.metadata["who"]) for v in listed.items] == [(1, "run-1"), (2, "run-2")]
+    assert lance.dataset(ns.describe_table(T).location).to_table().num_rows == 4
+
+
+def test_managed_pagination(ns: DirectoryNamespace) -> None:
+    for start in range(3):
+        append(ns, T, _rows(start))
+    page = ns.list_table_versions(T, descending=True, limit=2)
+    assert [v.version for v in page.items] == [3, 2] and page.next_page_token == "2"
+    rest = ns.list_table_versions(T, descending=True, page_token="2")
+    assert [v.version for v in rest.items] == [1] and rest.next_page_token is None
+
+
+def test_history_from_before_management_is_kept(tmp_path: Path) -> None:
+    ns = DirectoryNamespace(str(tmp_path / "root"))
+    ns.create_namespace(["ns"])
+    append(ns, T, _rows(0), who="before")
+    ns._manifest.set_metadata({"table_version_management": "true"})
+    assert append(ns, T, _rows(5), who="after") == 2
+    assert set(version_rows(ns)) == {"ns$t$2"}
+    assert [(v.version, v.metadata["who"]) for v in ns.list_table_versions(T).items] == [
+        (1, "before"),
+        (2, "after"),
+    ]
+
+
+def _stage_manifest(ns: DirectoryNamespace, table_id: list[str]) -> tuple[int, str]:
+    """A real staged manifest of the next version, invisible to everyone (stage_table_commit)."""
+    staged = stage(ns, table_id, _rows(100))
+    return staged.version, staged.manifest_path
+
+
+def test_create_table_version_runs_the_four_steps(ns: DirectoryNamespace) -> None:
+    append(ns, T, _rows(0))
+    version, staging = _stage_manifest(ns, T)
+    assert version == 2 and "ns$t$2" not in version_rows(ns)
+    created = ns.create_table_version(T, version, staging, metadata={"by": "hand"})
+    assert created.metadata == {"by": "hand"}
+    assert version_rows(ns)["ns$t$2"]["manifest_path"] == f"_versions/{manifest_name(2)}"
+    assert not os.path.exists(staging.removeprefix("file://"))
+    assert lance.dataset(ns.describe_table(T).location).version == 2
+    with pytest.raises(errors.InvalidInputError):  # the staging file was consumed
+        ns.create_table_version(T, 2, staging)
+
+
+def test_existing_version_row_is_12(ns: DirectoryNamespace) -> None:
+    append(ns, T, _rows(0))
+    version, staging = _stage_manifest(ns, T)
+    append(ns, T, _rows(50))  # someone else takes version 2
+    with pytest.raises(errors.TableVersionAlreadyExistsError) as exists:
+        ns.create_table_version(T, version, staging)
+    assert exists.value.code == 12
+    with pytest.raises(errors.TableNotFoundError):
+        ns.create_table_version(["ns", "nope"], 1, staging)
+
+
+def test_batch_create_is_atomic_across_tables(ns: DirectoryNamespace) -> None:
+    append(ns, T, _rows(0))
+    append(ns, U, _rows(0))
+    t_version, t_staging = _stage_manifest(ns, T)
+    u_version, u_staging = _stage_manifest(ns, U)
+    append(ns, U, _rows(7))  # U's version 2 now exists
+    before = ns._manifest.version
+    with pytest.raises(errors.TableVersionAlreadyExistsError):
+        ns.batch_create_table_versions(
+            [VersionEntry(T, t_version, t_staging), VersionEntry(U, u_version, u_staging)]
+        )
+    assert ns._manifest.version == before  # nothing committed
+    assert "ns$t$2" not in version_rows(ns)
+    assert manifest_name(2) not in files(ns, T)
+    created = ns.batch_create_table_versions([VersionEntry(T, t_version, t_staging)])
+    assert [v.version for v in created] == [2]
+
+
+def test_batch_delete_removes_files_and_rows(ns: DirectoryNamespace) -> None:
+    for start in range(3):
+        append(ns, T, _rows(start))
+    with pytest.raises(errors.TableVersionNotFoundError):
+        ns.batch_delete_table_versions(T, [1, 9])
+    assert ns.batch_delete_table_versions(T, [1, 9], ignore_missing=True) == 1
+    assert set(version_rows(ns)) == {"ns$t$2", "ns$t$3"}
+    assert manifest_name(1) not in files(ns, T)
+    assert [v.version for v in ns.list_table_versions(T).items] == [2, 3]
+
+
+def test_staged_versions_are_invisible_until_one_publish(ns: DirectoryNamespace) -> None:
+    append(ns, T, _rows(0))
+    staged_t = stage(ns, T, _rows(10), run="r1")
+    staged_u = stage(ns, U, _rows(20), run="r1")  # a table that does not exist yet
+    assert [v.version for v in ns.list_table_versions(T).items] == [1]
+    assert lance.dataset(ns.describe_table(T).location).version == 1
+    with pytest.raises(errors.TableNotFoundError):
+        ns.describe_table(U)
+    before = ns._manifest.version
+    assert ns._versions.publish([staged_t, staged_u]) == {("ns", "t"): 2, ("ns", "u"): 1}
+    published = lance.dataset(ns._manifest.uri, version=before + 1).to_table().to_pylist()
+    ids_in_one_commit = {row["object_id"] for row in published}
+    assert {"ns$t$2", "ns$u$1", "ns$u"} <= ids_in_one_commit
+    assert ns.describe_table_version(U, 1).metadata == {"run": "r1"}
+    assert lance.dataset(ns.describe_table(T).location).to_table().num_rows == 4
+
+
+def test_publish_fails_whole_when_a_version_was_taken(ns: DirectoryNamespace) -> None:
+    append(ns, T, _rows(0))
+    append(ns, U, _rows(0))
+    staged = [stage(ns, T, _rows(10)), stage(ns, U, _rows(20))]
+    append(ns, U, _rows(30))
+    with pytest.raises(errors.TableVersionAlreadyExistsError):
+        ns._versions.publish(staged)
+    assert [v.version for v in ns.list_table_versions(T).items] == [1]
+    with pytest.raises(errors.InvalidInputError):
+        ns._versions.publish([staged[0], staged[0]])
+
+
+def test_staging_needs_version_management(tmp_path: Path) -> None:
+    ns = DirectoryNamespace(str(tmp_path / "root"))
+    with pytest.raises(errors.UnsupportedOperationError) as unsupported:
+        stage(ns, ["t"], _rows(0))
+    assert unsupported.value.code == 0
