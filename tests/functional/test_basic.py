@@ -1,0 +1,47 @@
+"""dbt-tests-adapter's `basic` suite with a lancens profile."""
+
+from dbt.tests.adapter.basic.test_adapter_methods import BaseAdapterMethod
+from dbt.tests.adapter.basic.test_base import BaseSimpleMaterializations
+from dbt.tests.adapter.basic.test_empty import BaseEmpty
+from dbt.tests.adapter.basic.test_ephemeral import BaseEphemeral
+from dbt.tests.adapter.basic.test_generic_tests import BaseGenericTests
+from dbt.tests.adapter.basic.test_singular_tests import BaseSingularTests
+from dbt.tests.adapter.basic.test_singular_tests_ephemeral import BaseSingularTestsEphemeral
+from dbt.tests.adapter.basic.test_table_materialization import BaseTableMaterialization
+from dbt.tests.adapter.basic.test_validate_connection import BaseValidateConnection
+
+
+class TestSimpleMaterializations(BaseSimpleMaterializations):
+    pass
+
+
+class TestSingularTests(BaseSingularTests):
+    pass
+
+
+class TestSingularTestsEphemeral(BaseSingularTestsEphemeral):
+    pass
+
+
+class TestEmpty(BaseEmpty):
+    pass
+
+
+class TestEphemeral(BaseEphemeral):
+    pass
+
+
+class TestGenericTests(BaseGenericTests):
+    pass
+
+
+class TestAdapterMethod(BaseAdapterMethod):
+    pass
+
+
+class TestTableMaterialization(BaseTableMaterialization):
+    pass
+
+
+class TestValidateConnection(BaseValidateConnection):
+    pass
