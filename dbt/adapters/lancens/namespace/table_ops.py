@@ -251,6 +251,7 @@ class TableOps:
     ) -> TableInfo:
         """Add an existing Lance table at ``location`` (under the root) to the manifest."""
         table_id = ids.validate(id, what="table", allow_root=False)
+        self._require_namespace(table_id[:-1])
         target = self._registrable_location(table_id, location)
         if self._check_creatable(table_id) is not None:
             raise _already_exists(table_id, concurrent=False)

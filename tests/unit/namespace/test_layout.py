@@ -1,0 +1,212 @@
+"""What lands on storage: directory names, markers, __manifest schema, indexes, metadata."""
+
+from __future__ import annotations
+
+import re
+
+import lance
+import pytest
+
+from dbt.adapters.lancens.namespace import DirectoryNamespace
+from dbt.adapters.lancens.namespace.manifest import SCHEMA
+from tests.unit.namespace.helpers import make, rows
+
+
+def test_manifest_schema_and_indexes_match_native(tmp_path):
+    ns = make(str(tmp_path))
+    ns.create_namespace(["a"], {"k": "v"})
+    ds = lance.dataset(str(tmp_path / "__manifest"))
+    assert ds.schema.equals(SCHEMA, check_metadata=True)
+    assert ds.schema.field("object_id").metadata == {b"lance-schema:unenforced-primary-key:position": b"0"}
+    names = {(i.name, tuple(i.field_names)) for i in ds.describe_indices()}
+    assert names == {
+        ("object_id_btree", ("object_id",)),
+        ("object_type_bitmap", ("object_type",)),
+        ("base_objects_label_list", ("base_objects",)),
+    }
+    assert ds.to_table().to_pylist() == [
+        {
+            "object_id": "a",
+            "object_type": "namespace",
+            "location": None,
+            "metadata": '{"k":"v"}',
+            "base_objects": None,
+        }
+    ]
+
+
+def test_directory_names_per_mode(tmp_path):
+    compat = make(str(tmp_path / "c"))
+    compat.create_namespace(["n"])
+    assert compat.create_table(["t"], rows()).location == str(tmp_path / "c" / "t.lance")
+    child = compat.create_table(["n", "t"], rows()).location
+    assert re.fullmatch(r"[0-9a-f]{8}_n\$t", child.rsplit("/", 1)[-1])
+    v2 = make(str(tmp_path / "v2"), "v2")
+    assert re.fullmatch(r"[0-9a-f]{8}_t", v2.create_table(["t"], rows()).location.rsplit("/", 1)[-1])
+    assert make(str(tmp_path / "v1"), "v1").create_table(["t"], rows()).location.endswith("/t.lance")
+    assert not (tmp_path / "v1" / "__manifest").exists()
+
+
+def test_declare_writes_reserved_marker(tmp_path):
+    info = make(str(tmp_path)).declare_table(["d"])
+    assert (tmp_path / "d.lance" / ".lance-reserved").read_bytes() == b"reserved"
+    assert info.declared_only and info.version is None
+
+
+def test_create_on_declared_table_fills_it(tmp_path):
+    ns = make(str(tmp_path))
+    ns.create_namespace(["n"])
+    declared = ns.declare_table(["n", "d"])
+    created = ns.create_table(["n", "d"], rows(), {"p": "q"})
+    assert created.location == declared.location
+    info = ns.describe_table(["n", "d"])
+    assert not info.declared_only and info.properties == {"p": "q"}
+
+
+@pytest.mark.parametrize("mode", ["v1", "compat"])
+def test_v1_deregister_writes_marker_and_register_restores(tmp_path, mode):
+    ns = make(str(tmp_path), mode)
+    ns.create_table(["t"], rows())
+    ns.deregister_table(["t"])
+    assert (tmp_path / "t.lance" / ".lance-deregistered").read_bytes() == b"reserved"
+    assert lance.dataset(str(tmp_path / "t.lance")).count_rows() == 3  # data kept
+    ns.register_table(["t"], "t.lance")
+    assert ns.table_exists(["t"]) and ns.describe_table(["t"]).version == 1
+
+
+def test_compat_root_listing_merges_and_dedups(tmp_path):
+    lance.write_dataset(rows(), str(tmp_path / "v1only.lance"))
+    (tmp_path / "empty.lance").mkdir()
+    (tmp_path / "file.lance").write_bytes(b"x")
+    ns = make(str(tmp_path))
+    ns.create_table(["m"], rows())
+    ns.create_table(["n"], rows())
+    ns.rename_table(["n"], ["renamed"])
+    assert ns.list_tables([]).items == ["m", "renamed", "v1only"]
+    assert ns.table_exists(["v1only"]) and not ns.table_exists(["empty"])
+    assert ns.list_tables([], limit=2).items == ["m", "renamed"]
+    assert ns.list_tables([], page_token="m").items == ["renamed", "v1only"]
+
+
+def test_rename_root_table_moves_to_v2_without_copy(tmp_path):
+    ns = make(str(tmp_path))
+    ns.create_table(["t"], rows(5))
+    data_file = next((tmp_path / "t.lance" / "data").iterdir())
+    inode = data_file.stat().st_ino
+    info = ns.rename_table(["t"], ["u"])
+    assert re.fullmatch(r"[0-9a-f]{8}_u", info.location.rsplit("/", 1)[-1])
+    assert not (tmp_path / "t.lance").exists()
+    assert lance.dataset(info.location).count_rows() == 5
+    assert (tmp_path / info.location.rsplit("/", 1)[-1] / "data" / data_file.name).stat().st_ino == inode
+    assert ns.list_tables([]).items == ["u"]
+
+
+def test_rename_into_child_namespace(tmp_path):
+    ns = make(str(tmp_path))
+    ns.create_namespace(["a"])
+    ns.create_namespace(["b"])
+    location = ns.create_table(["a", "t"], rows()).location
+    info = ns.rename_table(["a", "t"], ["b", "t2"])
+    assert info.location == location and ns.list_tables(["a"]).items == []
+    assert ns.list_tables(["b"]).items == ["t2"]
+
+
+def test_table_properties_in_lance_metadata_and_manifest(tmp_path):
+    ns = make(str(tmp_path))
+    location = ns.create_table(["t"], rows(), {"owner": "me"}).location
+    assert lance.dataset(location).metadata == {"owner": "me"}
+    row = ns._manifest.get("t")
+    assert row["metadata"] == '{"owner":"me"}'
+    assert ns.describe_table(["t"]).properties == {"owner": "me"}
+
+
+def test_root_properties_live_in_manifest_metadata(tmp_path):
+    ns = make(str(tmp_path))
+    ns.alter_namespace_properties([], {"owner": "me", "x": "1"})
+    ns.alter_namespace_properties([], {}, removals=["x"])
+    assert lance.dataset(str(tmp_path / "__manifest")).metadata == {"owner": "me"}
+    assert DirectoryNamespace(str(tmp_path)).describe_namespace([]).properties == {"owner": "me"}
+
+
+def test_child_namespace_properties_alter(tmp_path):
+    ns = make(str(tmp_path))
+    ns.create_namespace(["a"], {"k": "v", "gone": "1"})
+    assert ns.alter_namespace_properties(["a"], {"n": "2"}, ["gone"]).properties == {"k": "v", "n": "2"}
+    assert make(str(tmp_path)).describe_namespace(["a"]).properties == {"k": "v", "n": "2"}
+
+
+def test_unknown_manifest_columns_are_preserved(tmp_path):
+    import pyarrow as pa
+
+    ns = make(str(tmp_path))
+    ns.create_namespace(["a"])
+    ds = lance.dataset(str(tmp_path / "__manifest"))
+    ds.add_columns(pa.field("extra", pa.string()))
+    ns.create_namespace(["b"])
+    ns.drop_namespace(["a"])
+    table = lance.dataset(str(tmp_path / "__manifest")).to_table()
+    assert table.schema.field("extra").type == pa.string()
+    assert table.to_pylist()[0]["object_id"] == "b" and table.num_rows == 1
+
+
+def test_drop_table_removes_version_rows_and_files(tmp_path):
+    ns = make(str(tmp_path))
+    ns.create_namespace(["n"])
+    location = ns.create_table(["n", "t"], rows()).location
+    ns._manifest.insert([{"object_id": "n$t$1", "object_type": "table_version", "metadata": "{}"}])
+    assert ns.list_tables(["n"]).items == ["t"]
+    ns.drop_table(["n", "t"])
+    assert ns._manifest.by_id().keys() == {"n"}
+    assert not (tmp_path / location.rsplit("/", 1)[-1]).exists()
+    ns.drop_namespace(["n"])
+
+
+def test_views_round_trip_and_count_as_children(tmp_path):
+    ns = make(str(tmp_path))
+    ns.create_namespace(["a"])
+    ns.create_table(["a", "t"], rows())
+    ns.create_view(["a", "v"], "select * from a.t", [["a", "t"]], {"doc": "d"})
+    row = ns._manifest.get("a$v")
+    assert row["location"] is None and row["base_objects"] == ["a$t"]
+    assert make(str(tmp_path)).describe_view(["a", "v"]).sql == "select * from a.t"
+    assert ns.list_views(["a"]).items == ["v"] and ns.list_tables(["a"]).items == ["t"]
+    ns.create_view(["a", "v"], "select 1", replace=True)
+    assert ns.describe_view(["a", "v"]).base_objects == []
+    ns.drop_table(["a", "t"])
+    with pytest.raises(Exception) as info:
+        ns.drop_namespace(["a"])
+    assert info.value.code == 3
+    ns.drop_view(["a", "v"])
+    ns.drop_namespace(["a"])
+
+
+def test_list_objects_and_table_location(tmp_path):
+    ns = make(str(tmp_path))
+    lance.write_dataset(rows(), str(tmp_path / "old.lance"))
+    ns.create_namespace(["a"], {"k": "v"})
+    loc = ns.create_table(["a", "t"], rows()).location
+    ns.create_view(["a", "v"], "select 1", [["a", "t"]])
+    by_id = {tuple(e.id): e for e in ns.list_objects()}
+    assert by_id[("a",)].properties == {"k": "v"}
+    assert by_id[("a", "t")].location == loc
+    assert by_id[("a", "v")].base_objects == [["a", "t"]]
+    assert by_id[("old",)].location == str(tmp_path / "old.lance")
+    assert {tuple(e.id) for e in ns.list_objects(["a"])} == {("a", "t"), ("a", "v")}
+    assert ns.table_location(["a", "t"]) == loc
+    assert ns.table_location(["new"]) == str(tmp_path / "new.lance")
+    assert not (tmp_path / "new.lance").exists()
+
+
+def test_properties_round_trip_and_parsing(tmp_path):
+    ns = DirectoryNamespace.from_properties(
+        {"root": str(tmp_path), "manifest_enabled": "no", "dir_listing_enabled": "maybe", "storage.k": "v"}
+    )
+    assert not ns.manifest_enabled and ns.dir_listing_enabled and ns.storage_options == {"k": "v"}
+    again = DirectoryNamespace.from_properties(ns.properties)
+    assert again.properties == ns.properties
+
+
+def test_relative_and_file_uri_roots(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert DirectoryNamespace("sub/dir").root == str(tmp_path / "sub" / "dir")
+    assert DirectoryNamespace(f"file://{tmp_path}/x/").root == str(tmp_path / "x")
