@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -95,17 +95,17 @@ def parse_manifest_name(name: str) -> tuple[int, str] | None:
 
 
 def pause_point(step: str) -> None:
-    """Crash-test hook (see CRASH_ENV): write ``<dir>/<step>`` and stop until killed.
+    """Crash-test hook (see CRASH_ENV): write ``<dir>/<step>`` and block this thread until killed.
 
-    The value is ``<step>:<dir>``. Stopping (SIGSTOP) rather than exiting lets the parent deliver a
-    real SIGKILL at exactly this point."""
+    The value is ``<step>:<dir>``. Blocking (rather than exiting) lets the parent deliver a real
+    SIGKILL at exactly this point; nothing after the pause point can run before the kill."""
     target = os.environ.get(CRASH_ENV)
     if not target or target.split(":", 1)[0] != step:
         return
     marker_dir = target.split(":", 1)[1]
     with open(os.path.join(marker_dir, step), "w") as marker:
         marker.write(str(os.getpid()))
-    os.kill(os.getpid(), signal.SIGSTOP)
+    threading.Event().wait()
 
 
 def _join(location: str, *parts: str) -> str:
