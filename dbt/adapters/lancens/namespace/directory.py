@@ -50,6 +50,7 @@ class DirectoryNamespace(NamespaceOps, TableOps, ViewOps, CatalogOps):
             self._fs.join(ids.MANIFEST_NAME), self._config.storage_options, self._session
         )
         self._version_manager: VersionManager | None = None
+        self._memory_handles: dict[str, lance.LanceDataset] = {}
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, object]) -> DirectoryNamespace:
@@ -85,10 +86,32 @@ class DirectoryNamespace(NamespaceOps, TableOps, ViewOps, CatalogOps):
         return f"DirectoryNamespace({self.properties!r})"
 
     # ------------------------------------------------------------- shared internals
+    @property
+    def _lance_options(self) -> dict[str, str] | None:
+        """Options for Lance calls: None rather than {} (Lance keys memory:// stores by options)."""
+        return self.storage_options or None
+
     def _open_dataset(self, location: str, version: int | None = None) -> lance.LanceDataset:
-        return lance.dataset(
-            location, version=version, storage_options=self.storage_options, session=self._session
+        dataset = lance.dataset(
+            location, version=version, storage_options=self._lance_options, session=self._session
         )
+        return self._keep(location, dataset)
+
+    def _keep(self, location: str, dataset: lance.LanceDataset) -> lance.LanceDataset:
+        """memory:// tables vanish when no dataset references them: hold one handle per table."""
+        if self.root.startswith("memory://"):
+            self._memory_handles[location] = dataset
+        return dataset
+
+    def _has_data(self, location: str) -> bool:
+        """Whether the table has a version; memory:// data is only visible to Lance, so ask Lance."""
+        if not self.root.startswith("memory://"):
+            return layout.has_versions(self._fs, location)
+        try:
+            self._open_dataset(location)
+        except ValueError:
+            return False
+        return True
 
     def _require_namespace(self, namespace_id: list[str]) -> None:
         """Raise 0 (V1: no child namespaces) or 1 (missing) unless ``namespace_id`` exists."""
@@ -123,11 +146,11 @@ class DirectoryNamespace(NamespaceOps, TableOps, ViewOps, CatalogOps):
         row = self._table_row(table_id)
         if row is not None:
             location = layout.absolute_location(self._fs, row["location"])
-            return ResolvedTable(table_id, location, True, not layout.has_versions(self._fs, location))
+            return ResolvedTable(table_id, location, True, not self._has_data(location))
         if len(table_id) == 1 and self.dir_listing_enabled:
             location = self._v1_location(table_id[0])
             if layout.v1_table_exists(self._fs, location):
-                return ResolvedTable(table_id, location, False, not layout.has_versions(self._fs, location))
+                return ResolvedTable(table_id, location, False, not self._has_data(location))
         raise errors.TableNotFoundError(f"table {ids.display(table_id)} not found")
 
     # ------------------------------------------------- table versions (versions.py, by A2)

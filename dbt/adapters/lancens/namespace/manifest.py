@@ -61,21 +61,26 @@ class ManifestTable:
 
     def __init__(self, uri: str, storage_options: Mapping[str, str], session: lance.Session) -> None:
         self.uri = uri
-        self._storage_options = dict(storage_options)
+        # None rather than {}: Lance keys its memory:// store by the options, and {} misses it
+        self._storage_options = dict(storage_options) or None
         self._session = session
         self._cached_version = -1
         self._rows: pa.Table = SCHEMA.empty_table()
         self._by_id: dict[str, dict[str, Any]] = {}
         self._metadata: dict[str, str] = {}
+        self._handle: lance.LanceDataset | None = None
 
     # ----------------------------------------------------------------- reading
     def _open(self) -> lance.LanceDataset | None:
         try:
-            return lance.dataset(self.uri, storage_options=self._storage_options, session=self._session)
+            dataset = lance.dataset(self.uri, storage_options=self._storage_options, session=self._session)
         except ValueError as exc:
             if "not found" in str(exc).lower():
                 return None
             raise
+        # A memory:// store lives only while a dataset references it: keep the latest handle.
+        self._handle = dataset
+        return dataset
 
     def _refresh(self) -> lance.LanceDataset | None:
         dataset = self._open()
@@ -139,9 +144,10 @@ class ManifestTable:
             if existing is None:
                 raise
             return existing
+        self._handle = dataset
         for column, index_type, name in INDEXES:
             dataset.create_scalar_index(column, index_type, name=name)
-        return lance.dataset(self.uri, storage_options=self._storage_options, session=self._session)
+        return self._open() or dataset
 
     def _table(self, rows: Iterable[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
         """Rows in the manifest's current schema: unknown columns are kept and filled with nulls."""

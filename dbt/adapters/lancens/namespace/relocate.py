@@ -31,7 +31,7 @@ def move_table_dir(ns: DirectoryNamespace, source: str, destination: str) -> str
         ns._fs.rm(source, recursive=True)
         return destination
     dataset = ns._open_dataset(source)
-    dataset.shallow_clone(destination, dataset.version, storage_options=ns.storage_options)
+    dataset.shallow_clone(destination, dataset.version, storage_options=ns._lance_options)
     ns._fs.put_if_not_exists(layout.marker_path(source, layout.DEREGISTERED_MARKER), layout.MARKER_CONTENT)
     return destination
 

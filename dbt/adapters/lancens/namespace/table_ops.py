@@ -106,7 +106,7 @@ class TableOps:
     ) -> lance.LanceDataset:
         try:
             dataset = lance.write_dataset(
-                data, location, mode="create", storage_options=self.storage_options, session=self._session
+                data, location, mode="create", storage_options=self._lance_options, session=self._session
             )
         except (OSError, ValueError) as exc:
             if "exist" in str(exc).lower():
@@ -114,7 +114,7 @@ class TableOps:
             raise
         if properties:
             dataset.update_metadata(dict(properties))
-        return dataset
+        return self._keep(location, dataset)
 
     # --------------------------------------------------------------- operations
     def declare_table(

@@ -1,0 +1,107 @@
+"""Both directions with pylance's native ``lance.namespace.DirectoryNamespace`` on one root."""
+
+from __future__ import annotations
+
+import io
+
+import lance
+import lance.namespace as native_ns
+import lance_namespace as lns
+import pyarrow as pa
+
+from dbt.adapters.lancens.namespace import DirectoryNamespace
+
+DATA = pa.table({"id": [1, 2, 3]})
+
+
+def ipc(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+def native(root) -> native_ns.DirectoryNamespace:
+    return native_ns.DirectoryNamespace(root=str(root))
+
+
+def test_native_reads_what_we_write(tmp_path):
+    ours = DirectoryNamespace(str(tmp_path))
+    ours.create_namespace(["ns1"], {"owner": "me"})
+    ours.create_namespace(["ns1", "child"])
+    ours.create_table(["t1"], DATA)
+    ours.create_table(["ns1", "t2"], DATA, {"p": "q"})
+    ours.declare_table(["ns1", "child", "d"])
+    theirs = native(tmp_path)
+    assert theirs.list_namespaces(lns.ListNamespacesRequest(id=[])).namespaces == ["ns1"]
+    assert theirs.list_namespaces(lns.ListNamespacesRequest(id=["ns1"])).namespaces == ["child"]
+    assert theirs.describe_namespace(lns.DescribeNamespaceRequest(id=["ns1"])).properties == {"owner": "me"}
+    assert theirs.list_tables(lns.ListTablesRequest(id=[])).tables == ["t1"]
+    assert theirs.list_tables(lns.ListTablesRequest(id=["ns1"])).tables == ["t2"]
+    described = theirs.describe_table(lns.DescribeTableRequest(id=["ns1", "t2"]))
+    assert described.properties == {"p": "q"}
+    assert lance.dataset(described.location).count_rows() == 3
+    assert theirs.list_tables(lns.ListTablesRequest(id=["ns1", "child"])).tables == ["d"]
+    theirs.drop_table(lns.DropTableRequest(id=["ns1", "t2"]))
+    theirs.drop_table(lns.DropTableRequest(id=["ns1", "child", "d"]))
+    theirs.drop_namespace(lns.DropNamespaceRequest(id=["ns1", "child"]))
+    assert ours.list_tables(["ns1"]).items == [] and ours.list_namespaces(["ns1"]).items == []
+
+
+def test_we_read_what_native_writes(tmp_path):
+    theirs = native(tmp_path)
+    theirs.create_namespace(lns.CreateNamespaceRequest(id=["ns1"], properties={"owner": "me"}))
+    theirs.create_table(lns.CreateTableRequest(id=["t1"]), ipc(DATA))
+    theirs.create_table(lns.CreateTableRequest(id=["ns1", "t2"], properties={"p": "q"}), ipc(DATA))
+    theirs.declare_table(lns.DeclareTableRequest(id=["ns1", "d"]))
+    lance.write_dataset(DATA, str(tmp_path / "reg_dir"))
+    theirs.register_table(lns.RegisterTableRequest(id=["ns1", "reg"], location="reg_dir"))
+    ours = DirectoryNamespace(str(tmp_path))
+    assert ours.list_namespaces([]).items == ["ns1"]
+    assert ours.describe_namespace(["ns1"]).properties == {"owner": "me"}
+    assert ours.list_tables([]).items == ["t1"]
+    assert ours.list_tables(["ns1"]).items == ["d", "reg", "t2"]
+    t2 = ours.describe_table(["ns1", "t2"])
+    assert t2.version == 1 and t2.properties == {"p": "q"} and t2.schema == DATA.schema
+    assert ours.describe_table(["ns1", "d"]).declared_only
+    assert ours.describe_table(["ns1", "reg"]).location == str(tmp_path / "reg_dir")
+    ours.drop_table(["ns1", "t2"])
+    ours.drop_table(["ns1", "d"])
+    ours.deregister_table(["ns1", "reg"])
+    assert theirs.list_tables(lns.ListTablesRequest(id=["ns1"])).tables == []
+    ours.drop_namespace(["ns1"])
+    assert theirs.list_namespaces(lns.ListNamespacesRequest(id=[])).namespaces == []
+
+
+def test_native_keeps_working_on_a_root_with_views(tmp_path):
+    ours = DirectoryNamespace(str(tmp_path))
+    ours.create_namespace(["a"])
+    ours.create_table(["a", "t"], DATA)
+    ours.create_view(["a", "v"], "select * from a.t", [["a", "t"]])
+    ours.create_view(["top"], "select 1")
+    theirs = native(tmp_path)
+    assert theirs.list_namespaces(lns.ListNamespacesRequest(id=[])).namespaces == ["a"]
+    assert theirs.list_tables(lns.ListTablesRequest(id=["a"])).tables == ["t"]
+    assert theirs.describe_table(lns.DescribeTableRequest(id=["a", "t"])).location.endswith("_a$t")
+    # native's writes re-parse every manifest row and refuse unknown object types (views, and the
+    # spec's table_version rows alike): they fail with 18 and leave the manifest untouched.
+    before = ours._manifest.rows()
+    try:
+        theirs.drop_table(lns.DropTableRequest(id=["a", "t"]))
+        raise AssertionError("native accepted a write on a root with views")
+    except lns.errors.LanceNamespaceError as exc:
+        assert int(exc.code) == 18 and "view" in str(exc)
+    assert ours._manifest.rows().equals(before)
+    assert ours.describe_view(["a", "v"]).base_objects == [["a", "t"]]
+    ours.drop_table(["a", "t"])
+    assert theirs.list_tables(lns.ListTablesRequest(id=["a"])).tables == []
+
+
+def test_native_sees_renamed_root_table(tmp_path):
+    ours = DirectoryNamespace(str(tmp_path), dir_listing_enabled=False)
+    ours.create_table(["t"], DATA)
+    ours.rename_table(["t"], ["u"])
+    theirs = native_ns.DirectoryNamespace(root=str(tmp_path), dir_listing_enabled="false")
+    assert theirs.list_tables(lns.ListTablesRequest(id=[])).tables == ["u"]
+    location = theirs.describe_table(lns.DescribeTableRequest(id=["u"])).location
+    assert lance.dataset(location).count_rows() == 3
