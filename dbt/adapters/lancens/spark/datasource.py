@@ -7,6 +7,10 @@ the driver. Options are parsed on construction so a bad option fails at planning
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping
+
 from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
@@ -14,16 +18,31 @@ from pyspark.sql.types import StructType
 from dbt.adapters.lancens.spark.dataset import open_dataset, try_open_latest
 from dbt.adapters.lancens.spark.options import LanceOptions
 from dbt.adapters.lancens.spark.reader import LanceReader
-from dbt.adapters.lancens.spark.types import lance_write_schema, to_spark_schema
+from dbt.adapters.lancens.spark.types import (
+    fixed_sizes_from_metadata,
+    lance_write_schema,
+    spark_arrow_schema,
+    to_spark_schema,
+)
 from dbt.adapters.lancens.spark.writer import LanceWriter
 
 
 class LanceDataSource(DataSource):
-    """``spark.read.format("lance").load(uri)`` and ``df.write.format("lance").save(uri)``."""
+    """``spark.read.format("lance").load(uri)`` and ``df.write.format("lance").save(uri)``.
+
+    Subclasses made by ``bound_source`` carry fixed options (``bound_options``) under their own
+    short name; the options given at use time are added on top.
+    """
+
+    short_name = "lance"
+    bound_options: dict[str, str] = {}
+
+    def __init__(self, options: dict[str, str]) -> None:
+        super().__init__({**self.bound_options, **dict(options)})
 
     @classmethod
     def name(cls) -> str:
-        return "lance"
+        return cls.short_name
 
     @property
     def lance_options(self) -> LanceOptions:
@@ -46,14 +65,12 @@ class LanceDataSource(DataSource):
 
     def writer(self, schema: StructType, overwrite: bool) -> LanceWriter:
         """Plan a write: pin the read version and settle the Lance schema before any task runs."""
-        from dbt.adapters.lancens.spark.types import spark_arrow_schema
-
         options = self.lance_options
         existing = try_open_latest(options)
         target = lance_write_schema(
             spark_arrow_schema(schema),
             existing.schema if existing is not None else None,
-            options.fixed_sizes,
+            {**fixed_sizes_from_metadata(schema), **options.fixed_sizes},
             append=not overwrite,
         )
         return LanceWriter(
@@ -66,5 +83,30 @@ class LanceDataSource(DataSource):
 
 
 def register_data_source(spark: SparkSession) -> None:
-    """Make ``format("lance")`` / ``USING lance`` resolve in ``spark`` (safe to call repeatedly)."""
+    """Make ``format("lance")`` resolve in ``spark`` (safe to call repeatedly)."""
     spark.dataSource.register(LanceDataSource)
+
+
+def bound_source(options: Mapping[str, str]) -> type[LanceDataSource]:
+    """A ``lance`` data source with ``options`` built in, named ``lance_<digest of the options>``.
+
+    Why: Spark 4.3 gives a Python data source no options when it reads a *catalog* table, so
+    ``CREATE TABLE t USING lance LOCATION '<uri>'`` (or ``OPTIONS (path ...)``) registers fine but
+    cannot be read. A table created ``USING <bound name>`` reads and inserts into its location.
+    Same options, same name, so registering again is idempotent.
+    """
+    fixed = {str(key).lower(): str(value) for key, value in options.items()}
+    LanceOptions.parse(fixed)
+    digest = hashlib.sha256(json.dumps(sorted(fixed.items())).encode()).hexdigest()[:20]
+    return type(
+        f"BoundLanceDataSource_{digest}",
+        (LanceDataSource,),
+        {"short_name": f"lance_{digest}", "bound_options": fixed, "__module__": __name__},
+    )
+
+
+def register_bound_source(spark: SparkSession, options: Mapping[str, str]) -> str:
+    """Register ``bound_source(options)`` in ``spark`` and return the name to use in ``USING``."""
+    source = bound_source(options)
+    spark.dataSource.register(source)
+    return source.short_name

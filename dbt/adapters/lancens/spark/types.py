@@ -85,9 +85,26 @@ def to_spark_type(arrow_type: pa.DataType) -> T.DataType:
     raise TypeError(f"Lance/Arrow type {arrow_type} has no Spark equivalent")
 
 
+FIXED_SIZE_METADATA = "lance.fixed_size_list"
+
+
 def to_spark_field(field: pa.Field) -> T.StructField:
-    """One Arrow field as a Spark field (nullability kept)."""
-    return T.StructField(field.name, to_spark_type(field.type), field.nullable)
+    """One Arrow field as a Spark field (nullability kept).
+
+    A top-level fixed-size list remembers its size in the field metadata, which Spark carries
+    through projections, so ``CREATE TABLE new AS SELECT vec FROM lance_table`` stays fixed-size.
+    """
+    metadata = {FIXED_SIZE_METADATA: field.type.list_size} if pat.is_fixed_size_list(field.type) else None
+    return T.StructField(field.name, to_spark_type(field.type), field.nullable, metadata)
+
+
+def fixed_sizes_from_metadata(schema: T.StructType) -> dict[str, int]:
+    """The fixed-size list sizes that a Spark schema read from Lance carries in its metadata."""
+    return {
+        field.name: int(field.metadata[FIXED_SIZE_METADATA])
+        for field in schema.fields
+        if FIXED_SIZE_METADATA in (field.metadata or {})
+    }
 
 
 def to_spark_schema(schema: pa.Schema) -> T.StructType:
