@@ -6,6 +6,7 @@ the driver before Spark forks anything, and pylance must not be loaded in a proc
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from dbt.adapters.lancens.spark.options import LanceOptions
@@ -18,14 +19,30 @@ def open_dataset(options: LanceOptions, version: int | None = None) -> lance.Lan
     """The dataset at ``options.uri``: at ``version`` if given, else as the options' time travel says."""
     import lance
 
-    if version is not None:
-        return lance.dataset(options.uri, version=version, storage_options=options.storage_options)
-    return lance.dataset(
+    dataset = lance.dataset(
         options.uri,
-        version=options.version,
-        asof=options.timestamp,
+        version=version if version is not None else options.version,
         storage_options=options.storage_options,
     )
+    if version is None and options.timestamp is not None:
+        return dataset.checkout_version(version_at(dataset, options.timestamp))
+    return dataset
+
+
+def version_at(dataset: lance.LanceDataset, moment: datetime) -> int:
+    """The latest version committed at or before ``moment`` (an aware datetime).
+
+    pylance reports version timestamps as naive local-time datetimes (and its own ``asof`` then
+    fails on aware input), so they are made aware here before comparing.
+    """
+    candidates = [entry["version"] for entry in dataset.versions() if _aware(entry["timestamp"]) <= moment]
+    if not candidates:
+        raise ValueError(f"{moment.isoformat()} is before the first version of {dataset.uri}")
+    return max(candidates)
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.astimezone()
 
 
 def try_open_latest(options: LanceOptions) -> lance.LanceDataset | None:

@@ -1,0 +1,126 @@
+"""Reading Lance tables: partitions, projection, filter pushdown, time travel, SQL tables."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import time
+
+import lance
+import pyarrow as pa
+import pytest
+from pyspark.sql.datasource import EqualTo, GreaterThan, In, IsNull, Not, StringStartsWith
+from pyspark.sql.functions import udf
+
+from dbt.adapters.lancens.spark import LanceDataSource
+from dbt.adapters.lancens.spark.datasource import register_bound_source
+from dbt.adapters.lancens.spark.reader import group_fragments
+
+
+def _table(rows: int = 100) -> pa.Table:
+    return pa.table(
+        {
+            "id": pa.array(range(rows), pa.int64()),
+            "name": pa.array([f"n{i % 10}" if i % 7 else None for i in range(rows)]),
+            "score": pa.array([i / 2 for i in range(rows)], pa.float64()),
+        }
+    )
+
+
+@pytest.fixture
+def small_table(table_uri: str) -> str:
+    """100 rows in 10 fragments of 10 rows."""
+    lance.write_dataset(_table(), table_uri, max_rows_per_file=10)
+    return table_uri
+
+
+def _reader_rows(uri: str, filters: list, columns: str | None = None) -> tuple[list, list[dict]]:
+    """Drive the data source's reader as Spark does; returns (filters left for Spark, rows read)."""
+    options = {"path": uri} if columns is None else {"path": uri, "columns": columns}
+    source = LanceDataSource(options)
+    reader = source.reader(source.schema())
+    left = list(reader.pushFilters(filters))
+    rows = [row for part in reader.partitions() for batch in reader.read(part) for row in batch.to_pylist()]
+    return left, rows
+
+
+def _has_filter_node(frame) -> bool:
+    """Whether Spark still filters rows after the scan (it does not for fully pushed filters)."""
+    return re.search(r"\bFilter\b", frame._jdf.queryExecution().executedPlan().toString()) is not None
+
+
+def test_small_fragments_share_partitions() -> None:
+    groups = group_fragments([(i, 10) for i in range(100)], rows_per_partition=250)
+    assert [g.rows for g in groups] == [250, 250, 250, 250]
+    assert group_fragments([(0, 5000), (1, 1), (2, 1)], rows_per_partition=100)[0].fragment_ids == (0,)
+
+
+def test_one_partition_per_fragment_group(spark, small_table: str) -> None:
+    frame = spark.read.format("lance").option("rows_per_partition", "30").load(small_table)
+    assert frame.rdd.getNumPartitions() == 4
+    assert frame.count() == 100
+    assert spark.read.format("lance").load(small_table).rdd.getNumPartitions() == 1
+
+
+def test_pushdown_reads_only_matching_rows(small_table: str) -> None:
+    starts = StringStartsWith(("name",), "n3")
+    left, rows = _reader_rows(small_table, [GreaterThan(("id",), 50), starts])
+    assert left == []
+    assert sorted(r["id"] for r in rows) == [53, 73, 83, 93]
+
+
+def test_pushdown_in_null_and_not(small_table: str) -> None:
+    left, rows = _reader_rows(small_table, [In(("id",), (1, 2, 7)), Not(IsNull(("name",)))])
+    assert left == [] and sorted(r["id"] for r in rows) == [1, 2]
+    left, rows = _reader_rows(small_table, [IsNull(("name",)), Not(EqualTo(("id",), 0))])
+    assert sorted(r["id"] for r in rows) == [i for i in range(1, 100) if i % 7 == 0]
+
+
+def test_untranslatable_filters_go_back_to_spark(small_table: str) -> None:
+    nan = EqualTo(("score",), float("nan"))
+    left, rows = _reader_rows(small_table, [nan, EqualTo(("id",), 4)])
+    assert left == [nan] and [r["id"] for r in rows] == [4]
+
+
+def test_spark_plans_pushed_filters_without_a_filter_node(spark, small_table: str) -> None:
+    frame = spark.read.format("lance").load(small_table)
+    pushed = frame.where("id >= 90 AND name LIKE 'n9%'")
+    assert not _has_filter_node(pushed)
+    assert sorted(r.id for r in pushed.collect()) == [99]
+    is_odd = udf(lambda v: v % 2 == 1, "boolean")
+    kept = frame.where(is_odd("id") & (frame.id < 10))
+    assert _has_filter_node(kept)
+    assert sorted(r.id for r in kept.collect()) == [1, 3, 5, 7, 9]
+
+
+def test_projection_by_columns_option_reads_fewer_columns(spark, small_table: str) -> None:
+    _, rows = _reader_rows(small_table, [], columns="ID")
+    assert set(rows[0]) == {"id"} and len(rows) == 100
+    frame = spark.read.format("lance").option("columns", "score,id").load(small_table)
+    assert frame.columns == ["id", "score"]
+
+
+def test_projection_by_user_schema(spark, small_table: str) -> None:
+    frame = spark.read.format("lance").schema("name string").load(small_table)
+    assert frame.where("name = 'n1'").count() == sum(1 for i in range(100) if i % 10 == 1 and i % 7)
+
+
+def test_time_travel_by_version_and_timestamp(spark, table_uri: str) -> None:
+    lance.write_dataset(_table(10), table_uri)
+    between = dt.datetime.now(dt.UTC)
+    time.sleep(0.05)  # Lance stamps versions in milliseconds; keep the two versions apart
+    lance.write_dataset(_table(5), table_uri, mode="append")
+    reader = spark.read.format("lance")
+    assert reader.load(table_uri).count() == 15
+    assert reader.option("version", "1").load(table_uri).count() == 10
+    assert spark.read.format("lance").option("timestamp", between.isoformat()).load(table_uri).count() == 10
+
+
+def test_catalog_table_through_a_bound_source(spark, small_table: str) -> None:
+    name = register_bound_source(spark, {"path": small_table})
+    assert register_bound_source(spark, {"path": small_table}) == name
+    spark.sql("CREATE DATABASE IF NOT EXISTS read_tests")
+    spark.sql(f"CREATE TABLE read_tests.scores USING {name}")
+    assert spark.sql("SELECT count(*) AS n FROM read_tests.scores WHERE id < 10").first().n == 10
+    spark.sql("INSERT INTO read_tests.scores SELECT id + 100, name, score FROM read_tests.scores")
+    assert lance.dataset(small_table).count_rows() == 200
