@@ -1,0 +1,33 @@
+"""Writes and reads with executors in separate processes (``local-cluster``), in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import lance
+import pyarrow as pa
+import pytest
+
+SCRIPT = Path(__file__).parent / "scripts" / "cluster_write.py"
+ROOT = Path(__file__).parents[3]
+
+
+@pytest.mark.cluster
+def test_write_and_read_on_local_cluster(table_uri: str) -> None:
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), table_uri], capture_output=True, text=True, env=env, timeout=300, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    facts = json.loads(done.stdout.strip().splitlines()[-1])
+    assert facts["executors"] == 2
+    assert facts["count"] == 8000
+    assert facts["sum"] == 2 * sum(range(100, 4000))
+    assert facts["driver_pid"] not in facts["worker_pids"]
+    dataset = lance.dataset(table_uri)
+    assert dataset.version == 2
+    assert dataset.schema.field("v").type == pa.list_(pa.float32(), 2)
