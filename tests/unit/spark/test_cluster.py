@@ -20,7 +20,12 @@ ROOT = Path(__file__).parents[3]
 def test_write_and_read_on_local_cluster(table_uri: str) -> None:
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), table_uri], capture_output=True, text=True, env=env, timeout=300, cwd=ROOT
+        [sys.executable, str(SCRIPT), table_uri],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     facts = json.loads(done.stdout.strip().splitlines()[-1])
