@@ -74,27 +74,45 @@ def test_we_read_what_native_writes(tmp_path):
 
 
 def test_native_keeps_working_on_a_root_with_views(tmp_path):
+    """Native sees our views as declared tables and keeps writing; we keep our views through it."""
     ours = DirectoryNamespace(str(tmp_path))
     ours.create_namespace(["a"])
     ours.create_table(["a", "t"], DATA)
-    ours.create_view(["a", "v"], "select * from a.t", [["a", "t"]])
+    ours.create_view(["a", "v"], "select * from a.t", [["a", "t"]], {"doc": "d"})
     ours.create_view(["top"], "select 1")
     theirs = native(tmp_path)
     assert theirs.list_namespaces(lns.ListNamespacesRequest(id=[])).namespaces == ["a"]
-    assert theirs.list_tables(lns.ListTablesRequest(id=["a"])).tables == ["t"]
-    assert theirs.describe_table(lns.DescribeTableRequest(id=["a", "t"])).location.endswith("_a$t")
-    # native's writes re-parse every manifest row and refuse unknown object types (views, and the
-    # spec's table_version rows alike): they fail with 18 and leave the manifest untouched.
-    before = ours._manifest.rows()
-    try:
-        theirs.drop_table(lns.DropTableRequest(id=["a", "t"]))
-        raise AssertionError("native accepted a write on a root with views")
-    except lns.errors.LanceNamespaceError as exc:
-        assert int(exc.code) == 18 and "view" in str(exc)
-    assert ours._manifest.rows().equals(before)
-    assert ours.describe_view(["a", "v"]).base_objects == [["a", "t"]]
-    ours.drop_table(["a", "t"])
-    assert theirs.list_tables(lns.ListTablesRequest(id=["a"])).tables == []
+    assert theirs.list_tables(lns.ListTablesRequest(id=["a"])).tables == ["t", "v"]
+    assert theirs.list_tables(lns.ListTablesRequest(id=[])).tables == ["top"]
+    view_as_table = theirs.describe_table(
+        lns.DescribeTableRequest(id=["a", "v"], load_detailed_metadata=True, check_declared=True)
+    )
+    assert view_as_table.is_only_declared and view_as_table.properties["lancens.view"] == "true"
+    # native writes on the root: create, declare, drop, namespaces
+    theirs.create_table(lns.CreateTableRequest(id=["a", "n"]), ipc(DATA))
+    theirs.declare_table(lns.DeclareTableRequest(id=["a", "d"]))
+    theirs.create_namespace(lns.CreateNamespaceRequest(id=["b"]))
+    theirs.drop_table(lns.DropTableRequest(id=["a", "t"]))
+    for taken in (["a", "v"], ["top"]):
+        try:
+            theirs.declare_table(lns.DeclareTableRequest(id=taken))
+            raise AssertionError(f"native declared over the view {taken}")
+        except lns.errors.LanceNamespaceError as exc:
+            assert int(exc.code) == 5
+    # our views survived native's whole-manifest rewrites, dependencies included
+    view = ours.describe_view(["a", "v"])
+    assert (view.sql, view.base_objects, view.properties) == ("select * from a.t", [["a", "t"]], {"doc": "d"})
+    assert ours.list_views([]).items == ["top"] and ours.list_views(["a"]).items == ["v"]
+    assert ours.list_tables(["a"]).items == ["d", "n"] and ours.list_tables([]).items == []
+    assert ours.describe_table(["a", "n"]).version == 1 and ours.describe_table(["a", "d"]).declared_only
+    # our writes after native's, then native drops a view like any declared table
+    ours.create_view(["b", "w"], "select * from a.n", [["a", "n"]])
+    ours.drop_view(["top"])
+    assert theirs.list_tables(lns.ListTablesRequest(id=["b"])).tables == ["w"]
+    assert theirs.list_tables(lns.ListTablesRequest(id=[])).tables == []
+    theirs.drop_table(lns.DropTableRequest(id=["a", "v"]))
+    assert ours.list_views(["a"]).items == [] and ours.list_tables(["a"]).items == ["d", "n"]
+    assert theirs.list_tables(lns.ListTablesRequest(id=["a"])).tables == ["d", "n"]
 
 
 def test_native_sees_renamed_root_table(tmp_path):

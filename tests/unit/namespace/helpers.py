@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import pyarrow as pa
+from collections.abc import Callable
 
-from dbt.adapters.lancens.namespace import DirectoryNamespace
+import pyarrow as pa
+import pytest
+
+from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 
 MODES = {
     "v1": {"manifest_enabled": False, "dir_listing_enabled": True},
@@ -19,3 +22,10 @@ def rows(n: int = 3) -> pa.Table:
 
 def make(root: str, mode: str = "compat", **storage: str) -> DirectoryNamespace:
     return DirectoryNamespace(root, storage_options=storage or None, **MODES[mode])
+
+
+def code_of(call: Callable[[], object]) -> int:
+    """The ``.code`` of the NamespaceError ``call`` raises (the test fails if it raises none)."""
+    with pytest.raises(errors.NamespaceError) as info:
+        call()
+    return info.value.code

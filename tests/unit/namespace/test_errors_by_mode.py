@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.lancens.namespace import errors
-from tests.unit.namespace.helpers import make, rows
-
-
-def code_of(call) -> int:
-    with pytest.raises(errors.NamespaceError) as info:
-        call()
-    return info.value.code
+from tests.unit.namespace.helpers import code_of, make, rows
 
 
 @pytest.mark.parametrize("mode", ["v2", "compat"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import lance
@@ -9,7 +10,7 @@ import pytest
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 from dbt.adapters.lancens.namespace.manifest import SCHEMA
-from tests.unit.namespace.helpers import make, rows
+from tests.unit.namespace.helpers import code_of, make, rows
 
 
 def test_manifest_schema_and_indexes_match_native(tmp_path):
@@ -167,7 +168,15 @@ def test_views_round_trip_and_count_as_children(tmp_path):
     ns.create_table(["a", "t"], rows())
     ns.create_view(["a", "v"], "select * from a.t", [["a", "t"]], {"doc": "d"})
     row = ns._manifest.get("a$v")
-    assert row["location"] is None and row["base_objects"] == ["a$t"]
+    # stored as a declared table native understands: a reserved dir, the marker, the dependencies
+    assert row["object_type"] == "table" and row["base_objects"] == ["a$t"]
+    assert (tmp_path / row["location"] / ".lance-reserved").read_bytes() == b"reserved"
+    assert json.loads(row["metadata"]) == {
+        "doc": "d",
+        "lancens.view": "true",
+        "lancens.view.sql": "select * from a.t",
+    }
+    assert ns.describe_view(["a", "v"]).properties == {"doc": "d"}
     assert make(str(tmp_path)).describe_view(["a", "v"]).sql == "select * from a.t"
     assert ns.list_views(["a"]).items == ["v"] and ns.list_tables(["a"]).items == ["t"]
     ns.create_view(["a", "v"], "select 1", replace=True)
@@ -177,7 +186,39 @@ def test_views_round_trip_and_count_as_children(tmp_path):
         ns.drop_namespace(["a"])
     assert info.value.code == 3
     ns.drop_view(["a", "v"])
+    assert not (tmp_path / row["location"]).exists()
     ns.drop_namespace(["a"])
+
+
+@pytest.mark.parametrize("mode", ["compat", "v2"])
+def test_views_are_not_tables(tmp_path, mode):
+    ns = make(str(tmp_path), mode)
+    ns.create_namespace(["a"])
+    ns.create_view(["a", "v"], "select 1")
+    ns.create_view(["top"], "select 2")
+    lance.write_dataset(rows(), str(tmp_path / "reg"))
+    for view_id in (["a", "v"], ["top"]):
+        assert not ns.table_exists(view_id)
+        assert code_of(lambda v=view_id: ns.describe_table(v)) == 4
+        assert code_of(lambda v=view_id: ns.drop_table(v)) == 4
+        assert code_of(lambda v=view_id: ns.create_table(v, rows())) == 5
+        assert code_of(lambda v=view_id: ns.declare_table(v)) == 5
+        assert code_of(lambda v=view_id: ns.register_table(v, "reg")) == 5
+        assert code_of(lambda v=view_id: ns.create_view(v, "select 3")) == 5
+    assert ns.list_tables(["a"]).items == [] and ns.list_tables([]).items == []
+    assert ns.list_views([]).items == ["top"] and ns.list_views(["a"]).items == ["v"]
+    kinds = {tuple(e.id): e.object_type for e in ns.list_objects()}
+    assert kinds == {("a",): "namespace", ("a", "v"): "view", ("top",): "view"}
+    assert ns.create_view(["top"], "select 4", replace=True).sql == "select 4"
+    assert make(str(tmp_path), mode).describe_view(["top"]).sql == "select 4"
+    operation = lance.LanceOperation.Overwrite(rows().schema, [])
+    assert code_of(lambda: ns.commit_table(["a", "v"], operation)) == 5
+    assert code_of(lambda: ns.create_table(["t"], rows(), {"lancens.view": "true"})) == 13
+    assert code_of(lambda: ns.create_view(["w"], "select 1", properties={"lancens.view.sql": "x"})) == 13
+    ns.drop_view(["top"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["__manifest", "reg", ns._manifest.get("a$v")["location"]]
+    )
 
 
 def test_list_objects_and_table_location(tmp_path):

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from dbt.adapters.lancens.namespace import ids, layout, props
+from dbt.adapters.lancens.namespace import ids, kinds, layout, props
 from dbt.adapters.lancens.namespace.models import ObjectEntry
+from dbt.adapters.lancens.namespace.view_ops import view_info
 
 if TYPE_CHECKING:
     from dbt.adapters.lancens.namespace.directory import DirectoryNamespace
 
-_LISTED_TYPES = ("namespace", "table", "view")
+_LISTED_KINDS = (kinds.NAMESPACE, kinds.TABLE, kinds.VIEW)
 
 
 class CatalogOps:
@@ -34,9 +35,10 @@ class CatalogOps:
         if self.manifest_enabled:
             for oid, row in self._manifest.by_id().items():
                 object_id = ids.split(oid)
-                if row["object_type"] not in _LISTED_TYPES or not _under(object_id, parent):
+                kind = kinds.object_kind(row)
+                if kind not in _LISTED_KINDS or not _under(object_id, parent):
                     continue
-                entries.append(_entry(self, object_id, row))
+                entries.append(_entry(self, object_id, kind, row))
         if (parent is None or parent == []) and self.dir_listing_enabled:
             known = {tuple(entry.id) for entry in entries}
             for name in self.list_tables([]).items:
@@ -49,16 +51,9 @@ def _under(object_id: list[str], parent: list[str] | None) -> bool:
     return parent is None or (len(object_id) > len(parent) and object_id[: len(parent)] == parent)
 
 
-def _entry(ns: DirectoryNamespace, object_id: list[str], row: dict) -> ObjectEntry:
-    body = props.loads(row["metadata"])
-    kind = row["object_type"]
-    if kind == "view":
-        return ObjectEntry(
-            object_id,
-            kind,
-            None,
-            dict(body.get("properties", {})),
-            [ids.split(oid) for oid in row.get("base_objects") or []],
-        )
-    location = layout.absolute_location(ns._fs, row["location"]) if kind == "table" else None
-    return ObjectEntry(object_id, kind, location, body)
+def _entry(ns: DirectoryNamespace, object_id: list[str], kind: str, row: dict) -> ObjectEntry:
+    if kind == kinds.VIEW:
+        view = view_info(object_id, row)
+        return ObjectEntry(object_id, kind, None, view.properties, view.base_objects)
+    location = layout.absolute_location(ns._fs, row["location"]) if kind == kinds.TABLE else None
+    return ObjectEntry(object_id, kind, location, props.loads(row["metadata"]))

@@ -162,6 +162,10 @@ def _target(
         table = manager._table(table_id)
     except errors.TableNotFoundError:
         table_id = ids.validate(table_id, what="table", allow_root=False)
+        if ns.manifest_enabled and ns._manifest.get(ids.object_id(table_id)) is not None:
+            raise errors.TableAlreadyExistsError(
+                f"{ids.display(table_id)} is a namespace or a view, not a table"
+            ) from None
         table = ResolvedTable(list(table_id), location or ns.table_location(table_id), False, True)
         if not ns.manifest_enabled:
             return table, None  # V1: the ``<name>.lance`` directory itself is the registration

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import lance
 
-from dbt.adapters.lancens.namespace import errors, ids, layout
+from dbt.adapters.lancens.namespace import errors, ids, kinds, layout
 from dbt.adapters.lancens.namespace.catalog_ops import CatalogOps
 from dbt.adapters.lancens.namespace.config import NamespaceConfig, normalize_root
 from dbt.adapters.lancens.namespace.manifest import ManifestTable
@@ -132,22 +132,26 @@ class DirectoryNamespace(NamespaceOps, TableOps, ViewOps, CatalogOps):
         return len(table_id) == 1 and (self.dir_listing_enabled or not self.manifest_enabled)
 
     def _table_row(self, table_id: list[str]) -> dict[str, Any] | None:
+        """The id's ``table`` row, unless it is a view (a table row with the view marker)."""
         row = self._manifest.get(ids.object_id(table_id)) if self.manifest_enabled else None
-        return row if row is not None and row["object_type"] == "table" else None
+        return row if row is not None and kinds.object_kind(row) == kinds.TABLE else None
 
     def _resolve_table(self, table_id: Sequence[str]) -> ResolvedTable:
         """Locate a table: manifest first, then (root, directory listing on) ``<name>.lance``.
 
         Raises 13 for a bad identifier, 1 for a missing parent namespace, 0 for a child table in V1,
-        4 when the table is unknown or deregistered.
+        4 when the table is unknown or deregistered, or the id is a view (whose reserved root
+        ``<name>.lance`` directory must not be mistaken for a V1 table).
         """
         table_id = ids.validate(table_id, what="table", allow_root=False)
         self._require_namespace(table_id[:-1])
-        row = self._table_row(table_id)
-        if row is not None:
+        row = self._manifest.get(ids.object_id(table_id)) if self.manifest_enabled else None
+        kind = kinds.object_kind(row) if row is not None else None
+        if kind == kinds.TABLE:
+            assert row is not None
             location = layout.absolute_location(self._fs, row["location"])
             return ResolvedTable(table_id, location, True, not self._has_data(location))
-        if len(table_id) == 1 and self.dir_listing_enabled:
+        if kind != kinds.VIEW and len(table_id) == 1 and self.dir_listing_enabled:
             location = self._v1_location(table_id[0])
             if layout.v1_table_exists(self._fs, location):
                 return ResolvedTable(table_id, location, False, not self._has_data(location))

@@ -9,25 +9,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from dbt.adapters.lancens.namespace import errors, ids, props
+from dbt.adapters.lancens.namespace import errors, ids, kinds, props
 from dbt.adapters.lancens.namespace.models import NamespaceInfo, Page
 
 if TYPE_CHECKING:
     from dbt.adapters.lancens.namespace.directory import DirectoryNamespace
 
 _ROOT_ONLY_KEYS = ("lance.namespace.",)
-CHILD_TYPES = ("namespace", "table", "view")
+CHILD_TYPES = (kinds.NAMESPACE, kinds.TABLE, kinds.VIEW)
 
 
-def children(ns: DirectoryNamespace, namespace_id: list[str], object_type: str) -> list[str]:
-    """Names of direct children of ``namespace_id`` with ``object_type`` in the cached manifest."""
+def children(ns: DirectoryNamespace, namespace_id: list[str], kind: str) -> list[str]:
+    """Names of direct children of ``namespace_id`` of ``kind`` (kinds.object_kind) in the cached manifest."""
     if not ns.manifest_enabled:
         return []
     depth = len(namespace_id) + 1
     prefix = ids.object_id(namespace_id) + ids.DELIMITER if namespace_id else ""
     names = []
     for oid, row in ns._manifest.by_id().items():
-        if row["object_type"] == object_type and oid.startswith(prefix):
+        if oid.startswith(prefix) and kinds.object_kind(row) == kind:
             parts = ids.split(oid)
             if len(parts) == depth:
                 names.append(parts[-1])

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import lance
 import pyarrow as pa
 
-from dbt.adapters.lancens.namespace import errors, ids, layout, props
+from dbt.adapters.lancens.namespace import errors, ids, kinds, layout, props
 from dbt.adapters.lancens.namespace.models import Page, ResolvedTable, TableInfo
 from dbt.adapters.lancens.namespace.namespace_ops import children
 from dbt.adapters.lancens.namespace.relocate import cloned_from, move_table_dir
@@ -29,12 +29,21 @@ def _already_exists(table_id: list[str], concurrent: bool) -> errors.NamespaceEr
     return errors.TableAlreadyExistsError(f"table {ids.display(table_id)} already exists")
 
 
+def _table_properties(table_id: list[str], properties: Mapping[str, object] | None) -> dict[str, str]:
+    """Properties as strings; the view marker keys are refused (they would make the table a view)."""
+    values = props.string_dict(properties)
+    reserved = kinds.reserved_keys(values)
+    if reserved:
+        raise errors.InvalidInputError(f"table {ids.display(table_id)}: properties {reserved} are reserved")
+    return values
+
+
 def _version_row_ids(ns: DirectoryNamespace, table_id: list[str]) -> list[str]:
     prefix = ids.object_id(table_id) + ids.DELIMITER
     return [
         oid
         for oid, row in ns._manifest.by_id().items()
-        if row["object_type"] == "table_version" and oid.startswith(prefix)
+        if row["object_type"] == kinds.TABLE_VERSION and oid.startswith(prefix)
     ]
 
 
@@ -116,6 +125,24 @@ class TableOps:
             dataset.update_metadata(dict(properties))
         return self._keep(location, dataset)
 
+    def _reserve(self: DirectoryNamespace, object_id: list[str], location: str) -> None:
+        """Write ``.lance-reserved`` with put-if-not-exists; an existing marker means a racer (14)."""
+        try:
+            marker = layout.marker_path(location, layout.RESERVED_MARKER)
+            self._fs.put_if_not_exists(marker, layout.MARKER_CONTENT)
+        except FileExistsError as exc:
+            raise _already_exists(object_id, concurrent=True) from exc
+
+    def _release(self: DirectoryNamespace, location: str) -> None:
+        """Undo ``_reserve`` after losing the row insert: the marker, then the directory if now empty
+        (a random ``<hash>_`` directory would otherwise stay behind as an orphan)."""
+        self._fs.rm(layout.marker_path(location, layout.RESERVED_MARKER))
+        if not self._fs.has_files(location):
+            try:
+                self._fs.rm(location, recursive=True)
+            except FileNotFoundError:
+                pass  # object stores have no directories
+
     # --------------------------------------------------------------- operations
     def declare_table(
         self: DirectoryNamespace,
@@ -131,21 +158,17 @@ class TableOps:
             if self._uses_v1_naming(table_id):
                 raise errors.InvalidInputError(f"table {ids.display(table_id)} must live at {target}")
             target = layout.absolute_location(self._fs, location)
-        marker = layout.marker_path(target, layout.RESERVED_MARKER)
-        try:
-            self._fs.put_if_not_exists(marker, layout.MARKER_CONTENT)
-        except FileExistsError as exc:
-            raise _already_exists(table_id, concurrent=True) from exc
+        self._reserve(table_id, target)
         if self.manifest_enabled:
             row = {
                 "object_id": ids.object_id(table_id),
-                "object_type": "table",
+                "object_type": kinds.TABLE,
                 "location": layout.relative_location(self._fs, target),
             }
             try:
                 self._manifest.insert([row])
             except errors.DuplicateObjectIdError as exc:
-                self._fs.rm(marker)
+                self._release(target)
                 raise _already_exists(table_id, exc.concurrent) from exc
         return TableInfo(table_id, table_id[-1], table_id[:-1], target, None, None, {}, True)
 
@@ -161,7 +184,7 @@ class TableOps:
         (where native reads them); with properties the new table is at version 2.
         """
         table_id = ids.validate(id, what="table", allow_root=False)
-        values = props.string_dict(properties)
+        values = _table_properties(table_id, properties)
         declared = self._check_creatable(table_id)
         location = declared["location"] if declared else self._new_location(table_id)
         dataset = self._write_data(table_id, location, data, values)
@@ -201,13 +224,13 @@ class TableOps:
         """Manifest tables; at the root with listing on, merged with V1 dirs (manifest wins)."""
         parent = ids.validate(namespace_id, what="namespace", allow_root=True)
         self._require_namespace(parent)
-        names = set(children(self, parent, "table"))
+        names = set(children(self, parent, kinds.TABLE))
         if not parent and self.dir_listing_enabled:
             claimed = (
                 {
                     layout.relative_location(self._fs, layout.absolute_location(self._fs, row["location"]))
                     for row in self._manifest.by_id().values()
-                    if row["object_type"] == "table" and row["location"]
+                    if row["object_type"] == kinds.TABLE and row["location"]
                 }
                 if self.manifest_enabled
                 else set()

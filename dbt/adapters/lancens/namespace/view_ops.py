@@ -1,16 +1,19 @@
-"""Views: an extension of the spec, stored as ``view`` rows in ``__manifest``.
+"""Views: an extension of the spec, stored so that native pylance keeps working on the root.
 
-The spec reserves ``base_objects`` for view dependencies, so a view row has ``location`` NULL,
-``metadata`` JSON ``{"sql": ..., "properties": {...}}`` and ``base_objects`` the object ids it reads.
-Native ignores unknown object types in its listings, so roots holding views stay readable by it.
+A view is a ``table`` row whose ``location`` is a reserved directory (``.lance-reserved``, exactly
+what DeclareTable writes) and whose ``metadata`` JSON holds the view's properties plus
+``"lancens.view": "true"`` and ``"lancens.view.sql"``; ``base_objects`` lists the object ids it
+reads (the column the spec reserves for view dependencies). Native sees a declared table: it can
+list, describe and drop it, and its writes (which reject unknown object types) keep working.
+This engine reports such rows only as views (see kinds.object_kind).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from dbt.adapters.lancens.namespace import errors, ids, props
+from dbt.adapters.lancens.namespace import errors, ids, kinds, layout, props
 from dbt.adapters.lancens.namespace.models import Page, ViewInfo
 from dbt.adapters.lancens.namespace.namespace_ops import children
 
@@ -18,10 +21,13 @@ if TYPE_CHECKING:
     from dbt.adapters.lancens.namespace.directory import DirectoryNamespace
 
 
-def view_info(view_id: list[str], row: Mapping[str, object]) -> ViewInfo:
-    body = props.loads(row["metadata"])  # type: ignore[arg-type]
-    bases = [ids.split(oid) for oid in (row.get("base_objects") or [])]  # type: ignore[union-attr]
-    return ViewInfo(view_id, body.get("sql", ""), bases, dict(body.get("properties", {})))
+def view_info(view_id: list[str], row: Mapping[str, Any]) -> ViewInfo:
+    """Decode a view row: the marker keys are storage, everything else is the view's properties."""
+    body = props.loads(row["metadata"])
+    sql = str(body.pop(kinds.VIEW_SQL, ""))
+    body.pop(kinds.VIEW_MARKER, None)
+    bases = [ids.split(oid) for oid in (row.get("base_objects") or [])]
+    return ViewInfo(view_id, sql, bases, body)
 
 
 class ViewOps:
@@ -29,7 +35,7 @@ class ViewOps:
 
     def _view_row(self: DirectoryNamespace, view_id: list[str]) -> dict | None:
         row = self._manifest.get(ids.object_id(view_id))
-        return row if row is not None and row["object_type"] == "view" else None
+        return row if row is not None and kinds.object_kind(row) == kinds.VIEW else None
 
     def _require_manifest(self: DirectoryNamespace) -> None:
         if not self.manifest_enabled:
@@ -43,7 +49,10 @@ class ViewOps:
         properties: Mapping[str, object] | None = None,
         replace: bool = False,
     ) -> ViewInfo:
-        """Store a view; ``replace`` swaps an existing view's body but never replaces a table."""
+        """Store a view; ``replace`` swaps an existing view's body but never replaces a table.
+
+        A new view first reserves its directory (put-if-not-exists of ``.lance-reserved``) and then
+        inserts its row, like DeclareTable; a loser of a race removes its reservation."""
         self._require_manifest()
         view_id = ids.validate(id, what="view", allow_root=False)
         self._require_namespace(view_id[:-1])
@@ -51,24 +60,29 @@ class ViewOps:
             raise errors.InvalidInputError(f"view {ids.display(view_id)}: sql must be a non-empty string")
         bases = [ids.validate(base, what="base object", allow_root=False) for base in base_objects or []]
         values = props.string_dict(properties)
-        row = {
+        reserved = kinds.reserved_keys(values)
+        if reserved:
+            raise errors.InvalidInputError(f"view {ids.display(view_id)}: properties {reserved} are reserved")
+        row: dict[str, Any] = {
             "object_id": ids.object_id(view_id),
-            "object_type": "view",
-            "location": None,
-            "metadata": props.dumps({"sql": sql, "properties": values}),
+            "object_type": kinds.TABLE,
+            "metadata": props.dumps({**values, kinds.VIEW_MARKER: "true", kinds.VIEW_SQL: sql}),
             "base_objects": [ids.object_id(base) for base in bases] or None,
         }
         existing = self._manifest.get(row["object_id"])
-        if replace and existing is not None and existing["object_type"] == "view":
-            self._manifest.upsert([row])
-        elif len(view_id) == 1 and self.dir_listing_enabled and self.table_exists(view_id):
-            raise errors.TableAlreadyExistsError(f"a table {ids.display(view_id)} already exists")
-        else:
-            try:
-                self._manifest.insert([row])
-            except errors.DuplicateObjectIdError as exc:
-                cls = errors.ConcurrentModificationError if exc.concurrent else errors.TableAlreadyExistsError
-                raise cls(f"object {ids.display(view_id)} already exists") from exc
+        if replace and existing is not None and kinds.object_kind(existing) == kinds.VIEW:
+            self._manifest.upsert([{**row, "location": existing["location"]}])
+            return ViewInfo(view_id, sql, bases, values)
+        if existing is not None or self.table_exists(view_id):
+            raise errors.TableAlreadyExistsError(f"object {ids.display(view_id)} already exists")
+        location = self._new_location(view_id)
+        self._reserve(view_id, location)
+        try:
+            self._manifest.insert([{**row, "location": layout.relative_location(self._fs, location)}])
+        except errors.DuplicateObjectIdError as exc:
+            self._release(view_id, location)
+            cls = errors.ConcurrentModificationError if exc.concurrent else errors.TableAlreadyExistsError
+            raise cls(f"object {ids.display(view_id)} already exists") from exc
         return ViewInfo(view_id, sql, bases, values)
 
     def describe_view(self: DirectoryNamespace, id: Sequence[str]) -> ViewInfo:  # noqa: A002
@@ -88,9 +102,16 @@ class ViewOps:
     ) -> Page:
         parent = ids.validate(namespace_id, what="namespace", allow_root=True)
         self._require_namespace(parent)
-        names, token = ids.paginate(children(self, parent, "view"), page_token, limit)
+        names, token = ids.paginate(children(self, parent, kinds.VIEW), page_token, limit)
         return Page(names, token)
 
     def drop_view(self: DirectoryNamespace, id: Sequence[str]) -> None:  # noqa: A002
+        """Remove the row, then the reserved directory (already gone counts as done, as for tables)."""
         view = self.describe_view(id)
+        row = self._view_row(view.id)
+        assert row is not None  # describe_view found it
         self._manifest.delete([ids.object_id(view.id)])
+        try:
+            self._fs.rm(layout.absolute_location(self._fs, row["location"]), recursive=True)
+        except FileNotFoundError:
+            pass
