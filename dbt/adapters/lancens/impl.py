@@ -86,13 +86,14 @@ class LancensAdapter(SparkAdapter):
         """Build the model's result and commit it as the relation's next Lance version."""
         runtime = self.runtime
         name = relation.identifier or ""
-        if language == "python":
-            frame = python_models.run_python_model(runtime, compiled_code, name)
-        else:
-            frame = runtime.sql(compiled_code)
-        properties = {key: str(value) for key, value in (provenance or {}).items() if value is not None}
-        properties["dbt_lancens_version"] = lancens_version
-        version = writes.write_frame(runtime, table_id(relation.schema or "", name), frame, mode, properties)
+        with self.connections.exception_handler(compiled_code):
+            if language == "python":
+                frame = python_models.run_python_model(runtime, compiled_code, name)
+            else:
+                frame = runtime.sql(compiled_code)
+            version = writes.write_frame(
+                runtime, table_id(relation.schema or "", name), frame, mode, _provenance(provenance)
+            )
         self.cache_added(relation.incorporate(type="table"))
         return AdapterResponse(_message=f"OK (version {version})", rows_affected=None)
 
@@ -107,10 +108,9 @@ class LancensAdapter(SparkAdapter):
     ) -> AdapterResponse:
         """Load a seed CSV through Arrow as the table's next version (one commit)."""
         runtime = self.runtime
-        data = seeds.read_seed_csv(runtime.spark, csv_path, column_types, delimiter)
-        properties = {key: str(value) for key, value in (provenance or {}).items() if value is not None}
-        properties["dbt_lancens_version"] = lancens_version
-        version = writes.write_arrow(runtime, relation.table_id, data, properties)
+        with self.connections.exception_handler(f"load seed {csv_path}"):
+            data = seeds.read_seed_csv(runtime.spark, csv_path, column_types, delimiter)
+            version = writes.write_arrow(runtime, relation.table_id, data, _provenance(provenance))
         self.cache_added(relation.incorporate(type="table"))
         return AdapterResponse(_message=f"INSERT {data.num_rows} (version {version})", rows_affected=data.num_rows)
 
@@ -120,13 +120,14 @@ class LancensAdapter(SparkAdapter):
     ) -> AdapterResponse:
         """Create or replace a view in Spark and record it (SQL and what it reads) in the namespace."""
         runtime = self.runtime
-        runtime.sql(f"CREATE OR REPLACE VIEW {relation} AS {compiled_code}")
-        runtime.namespace.create_view(
-            relation.table_id,
-            compiled_code,
-            base_objects=["$".join(read.table_id) for read in reads or []],
-            replace=True,
-        )
+        with self.connections.exception_handler(compiled_code):
+            runtime.sql(f"CREATE OR REPLACE VIEW {relation} AS {compiled_code}")
+            runtime.namespace.create_view(
+                relation.table_id,
+                compiled_code,
+                base_objects=[read.table_id for read in reads or []],
+                replace=True,
+            )
         self.cache_added(relation.incorporate(type="view"))
         return AdapterResponse(_message="OK")
 
@@ -143,3 +144,10 @@ class LancensAdapter(SparkAdapter):
         logger.info(f"spark version: {runtime.spark.version} (master {runtime.spark.sparkContext.master})")
         runtime.namespace.probe_writable()
         logger.info("lancens root: reachable and writable")
+
+
+def _provenance(provenance: dict[str, Any] | None) -> dict[str, str]:
+    """Who made a version: what the macro passed (invocation, model, run start) plus our version."""
+    properties = {key: str(value) for key, value in (provenance or {}).items() if value is not None}
+    properties["dbt_lancens_version"] = lancens_version
+    return properties

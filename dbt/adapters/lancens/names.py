@@ -11,13 +11,13 @@ import re
 
 from dbt_common.exceptions import DbtRuntimeError
 
-_LEVEL = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9_]*[A-Za-z0-9])?$")
+_LEVEL = re.compile(r"^[a-z0-9](?:[a-z0-9_]*[a-z0-9])?$")
 
 
 def validate_level(level: str, what: str) -> str:
     if not _LEVEL.match(level) or "__" in level:
         raise DbtRuntimeError(
-            f"Invalid {what} {level!r}: dbt-lancens names use letters, digits and single underscores "
+            f"Invalid {what} {level!r}: dbt-lancens names use lower-case letters, digits and single underscores "
             "(no leading, trailing or double underscore), because namespace levels are joined with "
             "'__' in Spark database names"
         )

@@ -30,8 +30,18 @@ class LancensRuntime:
     namespace: DirectoryNamespace
     lock: threading.RLock = field(default_factory=threading.RLock)
 
+    def activate(self) -> None:
+        """Make this session the JVM's active one for the calling thread.
+
+        dbt runs models on several threads; Spark resolves Python data sources (`lance`) through
+        the thread's active session, which a new JVM thread does not have.
+        """
+        jvm_session_class = self.spark._jvm.org.apache.spark.sql.SparkSession  # type: ignore[union-attr]
+        jvm_session_class.setActiveSession(self.spark._jsparkSession)
+
     def sql(self, statement: str) -> DataFrame:
         """Run Spark SQL, registering namespace tables and views it needs but Spark does not know yet."""
+        self.activate()
         for _ in range(MAX_LAZY_SYNCS):
             try:
                 return self.spark.sql(statement)

@@ -19,8 +19,10 @@ def create_schema(runtime: LancensRuntime, namespace_id: list[str]) -> None:
             continue
         try:
             namespace.create_namespace(level)
-        except errors.NamespaceAlreadyExistsError:
-            pass  # a concurrent dbt thread or process created it
+        except (errors.NamespaceAlreadyExistsError, errors.ConcurrentModificationError):
+            # Another dbt thread or process created it first; anything else must still fail.
+            if not namespace.namespace_exists(level):
+                raise
     runtime.spark.sql(f"CREATE DATABASE IF NOT EXISTS `{catalog.database_name(namespace_id)}`")
 
 

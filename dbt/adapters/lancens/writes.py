@@ -33,6 +33,7 @@ def write_frame(
     if mode not in WRITE_MODES:
         raise ValueError(f"write mode must be one of {WRITE_MODES}, got {mode!r}")
     namespace = runtime.namespace
+    runtime.activate()
     declared_here = _ensure_declared(runtime, table_id)
     location = namespace.describe_table(table_id).location
     args = hook_args(namespace, table_id, transaction_properties)
