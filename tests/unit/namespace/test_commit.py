@@ -25,7 +25,7 @@ def create(
     location = ns.table_location(table_id)
     fragments = lance.fragment.write_fragments(data, location)
     operation = lance.LanceOperation.Overwrite(data.schema, fragments)
-    return ns._versions.commit_table(table_id, operation, None, properties, location=location)
+    return ns.commit_table(table_id, operation, None, properties, location=location)
 
 
 def overwrite(ns: DirectoryNamespace, table_id: list[str], data: pa.Table) -> lance.LanceOperation.Overwrite:
@@ -59,6 +59,44 @@ def test_first_commit_creates_and_registers_the_table(ns: DirectoryNamespace) ->
     assert ns._manifest.get("ns$t")["object_type"] == "table"
     assert content(ns, T) == [0, 1, 2]
     assert ns.describe_table_version(T, 1).metadata == WHO
+    assert ns.describe_table_version(T).version == 1  # no version: the latest (spec)
+
+
+def test_location_of_an_existing_table_must_match(ns: DirectoryNamespace) -> None:
+    create(ns, T, _rows(0))
+    with pytest.raises(errors.InvalidInputError):
+        ns.commit_table(T, append_op(ns, T, _rows(3)), 1, location=ns.table_location(["ns", "other"]))
+
+
+def test_update_table_metadata_is_one_version(ns: DirectoryNamespace) -> None:
+    create(ns, T, _rows(0))
+    version = ns.update_table_metadata(T, {"comment": "orders", "owner": "bi"}, {"id": {"doc": "the id"}})
+    assert version == 2
+    info = ns.describe_table(T)
+    assert info.version == 2 and info.properties == {"comment": "orders", "owner": "bi"}
+    assert info.schema.field("id").metadata == {b"doc": b"the id"}
+    assert [v.version for v in ns.list_table_versions(T).items] == [1, 2]
+    assert content(ns, T) == [0, 1, 2]
+    assert ns.update_table_metadata(T, {"owner": None}) == 3
+    assert ns.describe_table(T).properties == {"comment": "orders"}
+    with pytest.raises(errors.InvalidInputError):
+        ns.update_table_metadata(T, field_metadata={"nope": {"doc": "x"}})
+    ns.declare_table(["ns", "d"])
+    with pytest.raises(errors.InvalidInputError):
+        ns.update_table_metadata(["ns", "d"], {"comment": "x"})
+
+
+def test_set_table_properties_writes_both_places(ns: DirectoryNamespace) -> None:
+    create(ns, T, _rows(0))
+    ns.set_table_properties(T, {"a": "1"})
+    info = ns.set_table_properties(T, {"b": 2})
+    assert info.properties == {"a": "1", "b": "2"} and info.version == 3
+    assert lance.dataset(info.location).metadata == {"a": "1", "b": "2"}
+    assert DirectoryNamespace(ns.root)._manifest.get("ns$t")["metadata"] == '{"a":"1","b":"2"}'
+    ns.declare_table(["ns", "d"])
+    assert ns.set_table_properties(["ns", "d"], {"c": "3"}).properties == {"c": "3"}
+    with pytest.raises(errors.InvalidInputError):
+        ns.set_table_properties(T, {"lancens.view": "true"})
 
 
 def test_append_and_properties_round_trip(ns: DirectoryNamespace) -> None:

@@ -23,6 +23,7 @@ from dbt.adapters.lancens.namespace.versions import CRASH_ENV, manifest_name
 
 T = ["ns", "t"]
 U = ["ns", "u"]
+NEW = ["ns", "new"]
 _WAIT_FOR_CHILD = 60.0  # generous bound so a stuck child fails the test instead of hanging it
 
 
@@ -37,6 +38,15 @@ def _append(ns: DirectoryNamespace, table_id: list[str], start: int) -> int:
 def _child_commit(root: str, step: str, marker_dir: str) -> None:
     os.environ[CRASH_ENV] = f"{step}:{marker_dir}"
     _append(DirectoryNamespace(root), T, 100)
+
+
+def _child_create(root: str, step: str, marker_dir: str) -> None:
+    os.environ[CRASH_ENV] = f"{step}:{marker_dir}"
+    ns = DirectoryNamespace(root)
+    data = pa.table({"id": pa.array([7], pa.int64())})
+    location = ns.table_location(NEW)
+    operation = lance.LanceOperation.Overwrite(data.schema, lance.fragment.write_fragments(data, location))
+    ns.commit_table(NEW, operation, None, {"who": "child"}, location=location)
 
 
 def _child_publish(root: str, step: str, marker_dir: str) -> None:
@@ -82,7 +92,8 @@ def root(tmp_path: Path) -> str:
 
 
 def _versions_dir(ns: DirectoryNamespace, table_id: list[str]) -> Path:
-    return Path(ns.describe_table(table_id).location.removeprefix("file://")) / "_versions"
+    # table_location, not describe_table: under version management describe finishes commits
+    return Path(ns.table_location(table_id).removeprefix("file://")) / "_versions"
 
 
 def _row(ns: DirectoryNamespace, object_id: str) -> dict | None:
@@ -120,6 +131,23 @@ def test_killed_after_the_row_is_finished_by_the_next_reader(root: str, tmp_path
     assert not any(name.startswith(manifest_name(2) + "-") for name in os.listdir(final.parent))
     table = lance.dataset(ns.describe_table(T).location).to_table()
     assert sorted(table.column("id").to_pylist()) == [0, 1, 100, 101]
+
+
+def test_describe_table_finishes_an_interrupted_commit(root: str, tmp_path: Path) -> None:
+    _kill_at(_child_commit, root, "row_inserted", tmp_path)
+    ns = DirectoryNamespace(root)
+    info = ns.describe_table(T)  # the first call after the crash, through the version API
+    assert info.version == 2
+    assert _row(ns, "ns$t$2")["manifest_path"] == f"_versions/{manifest_name(2)}"
+    assert lance.dataset(info.location).version == 2  # plain Lance readers see it from now on
+
+
+def test_describe_table_finishes_an_interrupted_first_commit(root: str, tmp_path: Path) -> None:
+    _kill_at(_child_create, root, "row_inserted", tmp_path)
+    ns = DirectoryNamespace(root)
+    info = ns.describe_table(NEW)
+    assert not info.declared_only and info.version == 1
+    assert lance.dataset(info.location).to_table().column("id").to_pylist() == [7]
 
 
 def test_killed_after_the_pointer_update_is_complete(root: str, tmp_path: Path) -> None:

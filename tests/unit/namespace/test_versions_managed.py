@@ -33,12 +33,12 @@ def _operation(ns: DirectoryNamespace, table_id: list[str], data: pa.Table) -> t
 
 def append(ns: DirectoryNamespace, table_id: list[str], data: pa.Table, **properties: str) -> int:
     operation, read_version, location = _operation(ns, table_id, data)
-    return ns._versions.commit_table(table_id, operation, read_version, properties, location=location)
+    return ns.commit_table(table_id, operation, read_version, properties, location=location)
 
 
 def stage(ns: DirectoryNamespace, table_id: list[str], data: pa.Table, **properties: str):
     operation, read_version, location = _operation(ns, table_id, data)
-    return ns._versions.stage_table_commit(table_id, operation, read_version, properties, location=location)
+    return ns.stage_table_commit(table_id, operation, read_version, properties, location=location)
 
 
 def version_rows(ns: DirectoryNamespace) -> dict[str, dict]:
@@ -168,7 +168,7 @@ def test_staged_versions_are_invisible_until_one_publish(ns: DirectoryNamespace)
     with pytest.raises(errors.TableNotFoundError):
         ns.describe_table(U)
     before = ns._manifest.version
-    assert ns._versions.publish([staged_t, staged_u]) == {("ns", "t"): 2, ("ns", "u"): 1}
+    assert ns.publish([staged_t, staged_u]) == {("ns", "t"): 2, ("ns", "u"): 1}
     published = lance.dataset(ns._manifest.uri, version=before + 1).to_table().to_pylist()
     ids_in_one_commit = {row["object_id"] for row in published}
     assert {"ns$t$2", "ns$u$1", "ns$u"} <= ids_in_one_commit
@@ -182,10 +182,10 @@ def test_publish_fails_whole_when_a_version_was_taken(ns: DirectoryNamespace) ->
     staged = [stage(ns, T, _rows(10)), stage(ns, U, _rows(20))]
     append(ns, U, _rows(30))
     with pytest.raises(errors.TableVersionAlreadyExistsError):
-        ns._versions.publish(staged)
+        ns.publish(staged)
     assert [v.version for v in ns.list_table_versions(T).items] == [1]
     with pytest.raises(errors.InvalidInputError):
-        ns._versions.publish([staged[0], staged[0]])
+        ns.publish([staged[0], staged[0]])
 
 
 def test_staging_needs_version_management(tmp_path: Path) -> None:
@@ -193,3 +193,16 @@ def test_staging_needs_version_management(tmp_path: Path) -> None:
     with pytest.raises(errors.UnsupportedOperationError) as unsupported:
         stage(ns, ["t"], _rows(0))
     assert unsupported.value.code == 0
+
+
+def test_a_staged_first_commit_leaves_a_declared_table_declared(ns: DirectoryNamespace) -> None:
+    """Only finalized manifests make a table hold data; a staging file in _versions/ does not."""
+    ns.declare_table(T)
+    staged = stage(ns, T, _rows(0))
+    assert any(name.startswith(f"{manifest_name(1)}-") for name in files(ns, T))
+    info = ns.describe_table(T)
+    assert info.declared_only and info.version is None
+    assert ns.list_table_versions(T).items == []
+    assert ns.publish([staged]) == {("ns", "t"): 1}
+    info = ns.describe_table(T)
+    assert not info.declared_only and info.version == 1 and ns.describe_table_version(T).version == 1

@@ -25,6 +25,7 @@ from dbt.adapters.lancens.namespace.table_ops import TableOps
 from dbt.adapters.lancens.namespace.view_ops import ViewOps
 
 if TYPE_CHECKING:
+    from dbt.adapters.lancens.namespace.commit import StagedCommit
     from dbt.adapters.lancens.namespace.versions import TableVersion, VersionManager
 
 
@@ -184,6 +185,8 @@ class DirectoryNamespace(NamespaceOps, TableOps, ViewOps, CatalogOps):
         return self._versions.list_table_versions(id, descending, page_token, limit)
 
     def describe_table_version(self, id: Sequence[str], version: int | None = None) -> TableVersion:  # noqa: A002
+        """One version of the table; ``version=None`` is the latest (spec). Finishes an unfinished
+        managed commit of that version."""
         return self._versions.describe_table_version(id, version)
 
     def batch_delete_table_versions(
@@ -200,9 +203,42 @@ class DirectoryNamespace(NamespaceOps, TableOps, ViewOps, CatalogOps):
         operation: lance.LanceOperation.BaseOperation,
         read_version: int | None = None,
         transaction_properties: Mapping[str, str] | None = None,
+        *,
+        location: str | None = None,
     ) -> int:
-        return self._versions.commit_table(id, operation, read_version, transaction_properties)
+        """Commit one Lance transaction to table ``id`` and return the new version (see commit.py).
+
+        ``location`` is for a table that does not exist yet: outside V1 naming its directory name is
+        random per ``table_location`` call, so a writer that already wrote fragments passes the
+        location it wrote them to (for an existing table it must match, else 13)."""
+        return self._versions.commit_table(
+            id, operation, read_version, _strings(transaction_properties), location=location
+        )
+
+    def stage_table_commit(
+        self,
+        id: Sequence[str],  # noqa: A002
+        operation: lance.LanceOperation.BaseOperation,
+        read_version: int | None = None,
+        transaction_properties: Mapping[str, str] | None = None,
+        *,
+        location: str | None = None,
+    ) -> StagedCommit:
+        """Write a new version that no namespace reader sees until ``publish`` (needs table version
+        management, else 0); ``location`` as for ``commit_table``. See commit.stage_table_commit."""
+        return self._versions.stage_table_commit(
+            id, operation, read_version, _strings(transaction_properties), location=location
+        )
+
+    def publish(self, staged: Sequence[StagedCommit]) -> dict[tuple[str, ...], int]:
+        """Make staged commits of several tables visible in ONE ``__manifest`` commit; returns the
+        new version per table id. 12 and nothing published if any of those versions was taken."""
+        return self._versions.publish(staged)
 
     def restore_table(self, *args: Any, **kwargs: Any) -> int:
         """See versions.VersionManager.restore_table."""
         return self._versions.restore_table(*args, **kwargs)
+
+
+def _strings(properties: Mapping[str, str] | None) -> dict[str, str] | None:
+    return None if properties is None else {str(k): str(v) for k, v in properties.items()}

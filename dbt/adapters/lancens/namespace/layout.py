@@ -11,6 +11,7 @@ import secrets
 
 from dbt.adapters.lancens.namespace import ids
 from dbt.adapters.lancens.namespace.storage import Storage
+from dbt.adapters.lancens.namespace.versions import parse_manifest_name
 
 V1_SUFFIX = ".lance"
 RESERVED_MARKER = ".lance-reserved"
@@ -49,8 +50,10 @@ def marker_path(location: str, marker: str) -> str:
 
 
 def has_versions(storage: Storage, location: str) -> bool:
-    """A table has data once its ``_versions/`` holds a file (spec 001: otherwise declared only)."""
-    return storage.has_files(f"{location}/{VERSIONS_DIR}")
+    """A table has data once its ``_versions/`` holds a finalized manifest (spec 001: otherwise
+    declared only). Staging manifests (``<name>.manifest-<uuid>``, step 1 of a managed or staged
+    commit) do not count: until published they are no version of the table."""
+    return any(parse_manifest_name(name) is not None for name in storage.names(f"{location}/{VERSIONS_DIR}"))
 
 
 def v1_table_exists(storage: Storage, location: str) -> bool:

@@ -87,6 +87,18 @@ class Storage:
         except (FileNotFoundError, NotADirectoryError):
             return []
 
+    def names(self, path: str) -> list[str]:
+        """Base names of the entries directly under ``path``; [] when it does not exist.
+
+        Local directories are read with ``os.listdir`` (no per-entry stat): describe/exists call
+        this for every table they resolve."""
+        if self._local:
+            try:
+                return os.listdir(self._path(path))
+            except (FileNotFoundError, NotADirectoryError):
+                return []
+        return [entry["name"].rstrip("/").rsplit("/", 1)[-1] for entry in self.ls(path)]
+
     def info(self, path: str) -> dict[str, Any]:
         return self.fs.info(self._path(path))
 

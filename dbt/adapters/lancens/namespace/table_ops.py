@@ -38,6 +38,10 @@ def _table_properties(table_id: list[str], properties: Mapping[str, object] | No
     return values
 
 
+def _nullable_strings(values: Mapping[str, object | None]) -> dict[str, str | None]:
+    return {str(key): None if value is None else str(value) for key, value in values.items()}
+
+
 def _version_row_ids(ns: DirectoryNamespace, table_id: list[str]) -> list[str]:
     prefix = ids.object_id(table_id) + ids.DELIMITER
     return [
@@ -247,7 +251,72 @@ class TableOps:
         id: Sequence[str],  # noqa: A002
         version: int | None = None,
     ) -> TableInfo:
-        return self._table_info(self._resolve_table(id), version)
+        """The table as of ``version`` (latest when None); 11 for a missing version.
+
+        Under table version management this goes through the version API first, so a commit whose
+        writer stopped after its row insert is finished before the dataset is opened."""
+        return self._table_info(self._resolve_settled(id), version)
+
+    def _resolve_settled(self: DirectoryNamespace, table_id: Sequence[str]) -> ResolvedTable:
+        """``_resolve_table``, plus (table version management) finishing interrupted commits."""
+        resolved = self._resolve_table(table_id)
+        if resolved.in_manifest and self._versions.management_enabled():
+            resolved = self._versions.settle(resolved)
+        return resolved
+
+    def update_table_metadata(
+        self: DirectoryNamespace,
+        id: Sequence[str],  # noqa: A002
+        table_metadata: Mapping[str, str | None] | None = None,
+        field_metadata: Mapping[str, Mapping[str, str | None]] | None = None,
+    ) -> int:
+        """Change Lance table metadata and field metadata in ONE new version; returns it.
+
+        For persist_docs: one ``UpdateConfig`` transaction through ``commit_table``, so it takes the
+        same path as data commits (the four steps under table version management) and is rebased or
+        refused (14) like them. Keys are merged; a None value removes the key. ``field_metadata`` is
+        keyed by column name (dotted for nested fields); an unknown column is 13, and so is a
+        declared-only table (it has no Lance table to hold metadata yet)."""
+        resolved = self._resolve_settled(id)
+        if resolved.declared_only:
+            raise errors.InvalidInputError(f"table {ids.display(resolved.id)} is declared only: no metadata")
+        dataset = self._open_dataset(resolved.location)
+        field_updates = {}
+        for name, values in (field_metadata or {}).items():
+            lance_field = dataset.lance_schema.field(name)
+            if lance_field is None:
+                raise errors.InvalidInputError(f"table {ids.display(resolved.id)} has no column {name!r}")
+            field_updates[lance_field.id()] = lance.LanceOperation.UpdateMap(_nullable_strings(values))
+        operation = lance.LanceOperation.UpdateConfig(
+            table_metadata_updates=(
+                lance.LanceOperation.UpdateMap(_nullable_strings(table_metadata)) if table_metadata else None
+            ),
+            field_metadata_updates=field_updates or None,
+        )
+        return self.commit_table(resolved.id, operation, dataset.version)
+
+    def set_table_properties(
+        self: DirectoryNamespace,
+        id: Sequence[str],  # noqa: A002
+        properties: Mapping[str, object],
+    ) -> TableInfo:
+        """Set (merge) table properties where ``create_table`` writes them: the Lance table metadata
+        (one new version, via ``update_table_metadata``) and the manifest ``metadata`` column (where
+        native reads them). A declared-only table has only the column."""
+        resolved = self._resolve_table(id)
+        values = _table_properties(resolved.id, properties)
+        if not resolved.in_manifest and resolved.declared_only:
+            raise errors.UnsupportedOperationError(
+                f"table {ids.display(resolved.id)}: a declared-only table without a manifest row has "
+                "nowhere to keep properties"
+            )
+        if not resolved.declared_only:
+            self.update_table_metadata(resolved.id, values)
+        row = self._table_row(resolved.id)
+        if row is not None:
+            merged = {**props.loads(row["metadata"]), **values}
+            self._manifest.upsert([{**row, "metadata": props.dumps(merged)}])
+        return self.describe_table(resolved.id)
 
     def table_exists(self: DirectoryNamespace, id: Sequence[str]) -> bool:  # noqa: A002
         """True for tables with data and for declared-only tables (as native)."""

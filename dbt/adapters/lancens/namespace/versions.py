@@ -22,7 +22,7 @@ import json
 import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.lancens.namespace import errors, ids
@@ -208,6 +208,22 @@ class VersionManager:
         for version, meta in rows.items():
             versions[version] = self._finish(table, version, meta)
         return versions
+
+    def settle(self, table: ResolvedTable) -> ResolvedTable:
+        """Finish the table's managed versions whose writer stopped after the row insert.
+
+        ``describe_table`` calls this under table version management before it opens the dataset,
+        so it (and plain Lance readers after it) see every committed version; a new table whose
+        first commit stopped there is no longer declared-only. Finished rows cost nothing: only rows
+        still pointing at a staging manifest are touched."""
+        rows = self._rows(table.id)
+        for version, meta in rows.items():
+            final = f"{VERSIONS_DIR}/{manifest_name(version, meta.get('naming_scheme', 'V2'))}"
+            if meta.get("manifest_path") != final:
+                self._finish(table, version, meta)
+        if rows and table.declared_only:
+            return replace(table, declared_only=False)
+        return table
 
     def list_table_versions(
         self,
