@@ -75,3 +75,7 @@ def test_cache_sees_other_process_commits(tmp_path):
     assert _run(_create_namespace, [(root, ["b"])]) == ["ok"]
     assert ns.list_namespaces([]).items == ["a", "b"]
     assert ns.namespace_exists(["b"])
+    assert not ns.table_exists(["b", "t"])  # cached: the manifest version without b.t
+    assert _run(_declare, [(root, ["b", "t"])]) == ["ok"]
+    assert ns.table_exists(["b", "t"])  # one snapshot per lookup, opened afresh: sees the other process
+    assert ns.describe_table(["b", "t"]).declared_only

@@ -145,8 +145,9 @@ class DirectoryNamespace(NamespaceOps, TableOps, ViewOps, CatalogOps):
         ``<name>.lance`` directory must not be mistaken for a V1 table).
         """
         table_id = ids.validate(table_id, what="table", allow_root=False)
-        self._require_namespace(table_id[:-1])
-        row = self._manifest.get(ids.object_id(table_id)) if self.manifest_enabled else None
+        with self._manifest.snapshot():
+            self._require_namespace(table_id[:-1])
+            row = self._manifest.get(ids.object_id(table_id)) if self.manifest_enabled else None
         kind = kinds.object_kind(row) if row is not None else None
         if kind == kinds.TABLE:
             assert row is not None

@@ -11,7 +11,8 @@ Reads are cached per manifest version, which Lance resolves cheaply through a sh
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import lance
@@ -69,6 +70,8 @@ class ManifestTable:
         self._by_id: dict[str, dict[str, Any]] = {}
         self._metadata: dict[str, str] = {}
         self._handle: lance.LanceDataset | None = None
+        self._pinned = False
+        self._pinned_fresh = False
 
     # ----------------------------------------------------------------- reading
     def _open(self) -> lance.LanceDataset | None:
@@ -82,8 +85,30 @@ class ManifestTable:
         self._handle = dataset
         return dataset
 
-    def _refresh(self) -> lance.LanceDataset | None:
-        dataset = self._open()
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Within the block, reads use one manifest version, opened once.
+
+        One operation looks several ids up (parent namespace, the id itself, ...); without this each
+        lookup re-opens ``__manifest`` to find the latest version. Inside the block they also agree
+        with each other. Our own writes still advance or invalidate the cache as usual; writes need
+        no snapshot (inserts are exactly-once by merge-insert, whatever the snapshot said)."""
+        if self._pinned:
+            yield
+            return
+        self._pinned, self._pinned_fresh = True, False
+        try:
+            yield
+        finally:
+            self._pinned = False
+
+    def _refresh(self, dataset: lance.LanceDataset | None = None) -> None:
+        """Bring the cache to ``dataset``'s version, or to the latest one (opened here) when None."""
+        if dataset is None:
+            if self._pinned and self._pinned_fresh and self._cached_version >= 0:
+                return
+            dataset = self._open()
+            self._pinned_fresh = self._pinned
         version = dataset.version if dataset is not None else 0
         if version != self._cached_version:
             if dataset is None:
@@ -96,7 +121,6 @@ class ManifestTable:
             self._by_id = {row["object_id"]: row for row in rows.to_pylist()}
             self._metadata = metadata
             self._cached_version = version
-        return dataset
 
     @property
     def version(self) -> int:
@@ -160,6 +184,7 @@ class ManifestTable:
         if repeated:
             raise errors.DuplicateObjectIdError(repeated)
         dataset = self._writable()
+        self._refresh(dataset)  # the handle we write with is the latest version: no second open
         existing = self._existing(ids)
         if existing:
             raise errors.DuplicateObjectIdError(existing)
@@ -232,6 +257,7 @@ class ManifestTable:
         dataset = self._open()
         if dataset is None:
             return 0
+        self._refresh(dataset)
         present = self._existing(ids)
         if not present:
             return 0

@@ -64,16 +64,15 @@ class TableOps:
         """Validate the parent and return the declared-only row to fill, or raise 5 if taken."""
         if len(table_id) > 1 and not self.manifest_enabled:
             raise errors.UnsupportedOperationError("tables in child namespaces need manifest_enabled=true")
-        self._require_namespace(table_id[:-1])
-        try:
-            resolved = self._resolve_table(table_id)
-        except errors.TableNotFoundError:
-            resolved = None
-        if resolved is not None and not resolved.declared_only:
-            raise _already_exists(table_id, concurrent=False)
-        if self.manifest_enabled and self._manifest.get(ids.object_id(table_id)) is not None:
-            if resolved is None:  # the id is a namespace or view
+        with self._manifest.snapshot():  # one __manifest open for all the lookups below
+            try:
+                resolved = self._resolve_table(table_id)  # checks the parent namespace too
+            except errors.TableNotFoundError:
+                resolved = None
+            if resolved is not None and not resolved.declared_only:
                 raise _already_exists(table_id, concurrent=False)
+            if resolved is None and self.manifest_enabled and self._manifest.get(ids.object_id(table_id)):
+                raise _already_exists(table_id, concurrent=False)  # the id is a namespace or view
         return {"location": resolved.location, "in_manifest": resolved.in_manifest} if resolved else None
 
     def _table_info(
