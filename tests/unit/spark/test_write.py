@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from decimal import Decimal
 from pathlib import Path
 
 import lance
@@ -119,3 +120,22 @@ def test_first_write_through_a_hook_is_an_overwrite_without_read_version(spark, 
     seen = json.loads(record.read_text())
     assert seen["operation"] == "Overwrite" and seen["read_version"] is None
     assert lance.dataset(uri).count_rows() == 2
+
+
+def test_computed_decimals_write_and_filter(spark, table_uri: str) -> None:
+    """Decimals Spark computes (sums, casts, inside structs) reach Lance intact and filter correctly.
+
+    Spark's Arrow batches may hold 16-byte decimals at unaligned offsets, which Lance rejects; and a
+    decimal comparison must not be pushed to Lance as a float literal.
+    """
+    frame = spark.sql(
+        "SELECT id, CAST(id / 100.0 AS DECIMAL(20, 6)) AS amount, "
+        "named_struct('x', CAST(id AS DECIMAL(10, 2))) AS nested FROM range(1000)"
+    )
+    frame.write.format("lance").mode("overwrite").save(table_uri)
+    written = lance.dataset(table_uri).to_table()
+    assert written.num_rows == 1000
+    assert written.column("amount").to_pylist()[250] == Decimal("2.500000")
+    assert written.column("nested").to_pylist()[7] == {"x": Decimal("7.00")}
+    read = spark.read.format("lance").load(table_uri)
+    assert read.where("amount < 0.05").count() == 5

@@ -55,10 +55,13 @@ def literal(value: object) -> str:
     """A Python value from Spark as a Lance (DataFusion) SQL literal."""
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
-    if isinstance(value, int | float | decimal.Decimal):
+    if isinstance(value, decimal.Decimal):
+        # Lance parses `0.50` as a Float64 literal and refuses to compare it with Decimal128 columns.
+        raise Untranslatable("Lance cannot compare decimal columns with numeric literals")
+    if isinstance(value, int | float):
         if isinstance(value, float) and value != value:
             raise Untranslatable("NaN compares differently in Spark and SQL")
-        return repr(value) if not isinstance(value, decimal.Decimal) else str(value)
+        return repr(value)
     if isinstance(value, str):
         return _string(value)
     if isinstance(value, dt.datetime):

@@ -127,11 +127,29 @@ def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     missing = [field.name for field in schema if field.name.lower() not in by_name]
     if missing:
         raise ValueError(f"columns {missing} of the Lance schema are missing from the data")
-    columns = [batch.column(by_name[field.name.lower()]) for field in schema]
+    columns = [_aligned(batch.column(by_name[field.name.lower()])) for field in schema]
     picked = pa.RecordBatch.from_arrays(columns, names=schema.names)
     if picked.schema.equals(schema):
         return picked
     return picked.cast(schema, safe=False)
+
+
+def _has_decimal(kind: pa.DataType) -> bool:
+    if pa.types.is_decimal(kind):
+        return True
+    return any(_has_decimal(kind.field(i).type) for i in range(kind.num_fields))
+
+
+def _aligned(column: pa.Array) -> pa.Array:
+    """A copy of a decimal-bearing column in freshly allocated buffers.
+
+    Spark's Arrow batches can place 16-byte decimal values at 8-byte offsets; Lance's Rust reader
+    rejects such buffers ("Memory pointer ... is not aligned") and panics. Concatenation copies into
+    buffers Arrow allocates, which are 64-byte aligned. Other columns are passed through untouched.
+    """
+    if not _has_decimal(column.type):
+        return column
+    return pa.concat_arrays([column, pa.array([], type=column.type)])
 
 
 def _write_type(incoming: pa.DataType, existing: pa.DataType | None, fixed_size: int | None) -> pa.DataType:
