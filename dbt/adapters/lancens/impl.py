@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import agate
 from dbt.adapters.base import available
 from dbt.adapters.base.relation import BaseRelation
+from dbt.adapters.capability import Capability, CapabilityDict, CapabilitySupport, Support
 from dbt.adapters.contracts.connection import AdapterResponse
+from dbt.adapters.contracts.relation import RelationConfig
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
+from dbt.artifacts.schemas.catalog import CatalogTable
 
-from dbt.adapters.lancens import python_models, relation_ops, schemas, seeds, writes
+from dbt.adapters.lancens import catalog, docs, python_models, relation_ops, schemas, seeds, writes
 from dbt.adapters.lancens.__version__ import version as lancens_version
 from dbt.adapters.lancens.column import LancensColumn
 from dbt.adapters.lancens.connections import LancensConnectionManager
@@ -144,6 +149,67 @@ class LancensAdapter(SparkAdapter):
         logger.info(f"spark version: {runtime.spark.version} (master {runtime.spark.sparkContext.master})")
         runtime.namespace.probe_writable()
         logger.info("lancens root: reachable and writable")
+
+    # -- catalog and docs (issue 7) -----------------------------------------------------------------
+    # The catalog is read from the engine (catalog.py); descriptions are stored in Lance (docs.py).
+    _capabilities = CapabilityDict(
+        {
+            Capability.GetCatalogForSingleRelation: CapabilitySupport(support=Support.Full),
+            Capability.SchemaMetadataByRelations: CapabilitySupport(support=Support.Full),
+        }
+    )
+
+    def get_catalog(
+        self, relation_configs: Iterable[RelationConfig], used_schemas: frozenset[tuple[str, str]]
+    ) -> tuple[agate.Table, list[Exception]]:
+        relations = self._get_catalog_relations(relation_configs)
+        schemas = {relation.schema for relation in relations if relation.schema}
+        found, failures = catalog.read_catalog(self.runtime, schemas=schemas)
+        return catalog.catalog_table(found), failures
+
+    def get_catalog_by_relations(
+        self, used_schemas: frozenset[tuple[str, str]], relations: set[BaseRelation]
+    ) -> tuple[agate.Table, list[Exception]]:
+        wanted = [(r.schema, r.identifier) for r in relations if r.schema and r.identifier]
+        found, failures = catalog.read_catalog(self.runtime, relations=wanted)
+        return catalog.catalog_table(found), failures
+
+    @available
+    def catalog_rows(
+        self, schemas: Iterable[str] | None = None, relations: Iterable[BaseRelation] | None = None
+    ) -> agate.Table:
+        """The catalog rows for dbt's `get_catalog` / `get_catalog_relations` macros (catalog.sql)."""
+        wanted = [(r.schema, r.identifier) for r in relations or () if r.schema and r.identifier]
+        with self.connections.exception_handler("catalog"):
+            found, failures = catalog.read_catalog(self.runtime, schemas=schemas, relations=wanted)
+            if failures:
+                raise failures[0]
+        return catalog.catalog_table(found)
+
+    def get_catalog_for_single_relation(self, relation: BaseRelation) -> CatalogTable | None:
+        with self.connections.exception_handler(f"catalog of {relation}"):
+            return catalog.single_relation(self.runtime, relation.schema or "", relation.identifier or "")
+
+    @available
+    def persist_lance_docs(
+        self,
+        relation: LancensRelation,
+        description: str | None,
+        persist_relation: bool,
+        columns: dict[str, Any],
+        physical_columns: list[str],
+    ) -> bool:
+        """Store model/column descriptions in Lance metadata (tables) or view properties."""
+        with self.connections.exception_handler(f"persist_docs {relation}"):
+            return docs.persist_docs(
+                self.runtime, relation, description, persist_relation, columns, physical_columns
+            )
+
+    @available
+    def persist_schema_docs(self, schema: str, description: str | None) -> None:
+        """Store a schema's description as its namespace's `comment` property."""
+        with self.connections.exception_handler(f"persist_schema_docs {schema}"):
+            docs.persist_schema_docs(self.runtime, schema_to_namespace(schema), description)
 
 
 def _provenance(provenance: dict[str, Any] | None) -> dict[str, str]:
