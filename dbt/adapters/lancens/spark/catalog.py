@@ -88,9 +88,9 @@ def _drop(spark: SparkSession, object_id: Sequence[str]) -> None:
     name = qualified_name(object_id)
     if not spark.catalog.databaseExists(database_name(object_id[:-1])):
         return
-    if not spark.catalog.tableExists(object_id[-1], database_name(object_id[:-1])):
+    if not spark.catalog.tableExists(name):
         return
-    kind = spark.catalog.getTable(f"{database_name(object_id[:-1])}.{object_id[-1]}").tableType
+    kind = spark.catalog.getTable(name).tableType
     spark.sql(f"DROP {'VIEW' if kind == 'VIEW' else 'TABLE'} {name}")
 
 
