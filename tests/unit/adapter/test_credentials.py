@@ -1,0 +1,53 @@
+"""The lancens profile: required keys, the unused database, and secrets kept out of what dbt prints."""
+
+import os
+
+import pytest
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.lancens.credentials import LancensCredentials
+
+
+def credentials(**overrides: object) -> LancensCredentials:
+    fields = {"root": "./warehouse", "schema": "analytics", **overrides}
+    return LancensCredentials.from_dict(fields)
+
+
+def test_defaults_follow_the_profile_table() -> None:
+    creds = credentials()
+    assert (creds.manifest_enabled, creds.dir_listing_enabled) == (True, True)
+    assert creds.table_version_management is False
+    assert creds.master == "local[*]"
+    assert creds.database is None
+
+
+def test_relative_root_resolves_against_the_project(tmp_path) -> None:
+    properties = credentials(storage_options={"region": "r1"}).namespace_properties(str(tmp_path))
+    assert properties["root"] == os.path.join(str(tmp_path), "warehouse")
+    assert properties["storage.region"] == "r1"
+    assert credentials(root="s3://b/p").namespace_properties(str(tmp_path))["root"] == "s3://b/p"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"root": ""}, "`root` is required"),
+        ({"schema": ""}, "`schema` is required"),
+        ({"schema": "Bad-Name"}, "Invalid schema level"),
+        ({"database": "elsewhere"}, "`database` is not used"),
+    ],
+)
+def test_bad_profiles_fail_clearly(overrides: dict, message: str) -> None:
+    with pytest.raises(DbtRuntimeError, match=message):
+        credentials(**overrides)
+
+
+def test_database_may_name_the_root() -> None:
+    assert credentials(root="/data/warehouse", database="warehouse").database is None
+
+
+def test_secrets_are_not_part_of_the_printed_connection_info() -> None:
+    creds = credentials(storage_options={"secret_access_key": "s3cr3t", "region": "r1"})
+    printed = dict(creds.connection_info())
+    assert "s3cr3t" not in repr(printed)
+    assert creds.redacted_storage_options() == {"secret_access_key": "****", "region": "r1"}

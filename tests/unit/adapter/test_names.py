@@ -1,0 +1,35 @@
+"""dbt schema and table names map to namespace ids, and bad names fail with the level named."""
+
+import pytest
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.lancens.names import namespace_to_schema, schema_to_namespace, table_id
+from dbt.adapters.lancens.spark.catalog import database_name, namespace_id
+
+
+@pytest.mark.parametrize(
+    ("schema", "levels", "database"),
+    [
+        ("analytics", ["analytics"], "analytics"),
+        ("analytics.marts", ["analytics", "marts"], "analytics__marts"),
+        ("a.b_c.d1", ["a", "b_c", "d1"], "a__b_c__d1"),
+    ],
+)
+def test_schema_maps_to_namespace_and_back(schema: str, levels: list[str], database: str) -> None:
+    assert schema_to_namespace(schema) == levels
+    assert namespace_to_schema(levels) == schema
+    assert database_name(levels) == database
+    assert namespace_id(database) == levels
+
+
+@pytest.mark.parametrize("schema", ["", "a..b", "a.__b", "a._b", "a.b_", "A.b", "a.b-c", "a.b$c", "a/b"])
+def test_bad_schema_names_are_rejected_with_the_level_named(schema: str) -> None:
+    with pytest.raises(DbtRuntimeError) as raised:
+        schema_to_namespace(schema)
+    assert "schema" in str(raised.value)
+
+
+def test_table_id_validates_the_table_name() -> None:
+    assert table_id("analytics.marts", "orders") == ["analytics", "marts", "orders"]
+    with pytest.raises(DbtRuntimeError, match="'Orders'"):
+        table_id("analytics", "Orders")
