@@ -17,9 +17,9 @@ _LEVEL = re.compile(r"^[a-z0-9](?:[a-z0-9_]*[a-z0-9])?$")
 def validate_level(level: str, what: str) -> str:
     if not _LEVEL.match(level) or "__" in level:
         raise DbtRuntimeError(
-            f"Invalid {what} {level!r}: dbt-lancens names use lower-case letters, digits and single underscores "
-            "(no leading, trailing or double underscore), because namespace levels are joined with "
-            "'__' in Spark database names"
+            f"Invalid {what} {level!r}: dbt-lancens names use lower-case letters, digits and single "
+            "underscores (no leading, trailing or double underscore), because namespace levels are "
+            "joined with '__' in Spark database names"
         )
     return level
 

@@ -32,7 +32,9 @@ def list_relations(runtime: LancensRuntime, namespace_id: list[str]) -> list[Lan
 def columns_of(runtime: LancensRuntime, relation: LancensRelation) -> list[LancensColumn]:
     """Columns in table order with Spark's type names; [] when the relation does not exist."""
     if relation.type == RelationType.View or _is_view(runtime, relation.table_id):
-        fields = [(f.name, f.dataType.simpleString()) for f in runtime.sql(f"SELECT * FROM {relation}").schema]
+        fields = [
+            (f.name, f.dataType.simpleString()) for f in runtime.sql(f"SELECT * FROM {relation}").schema
+        ]
     else:
         try:
             schema = runtime.namespace.describe_table(relation.table_id).schema
@@ -87,7 +89,9 @@ def rename_relation(runtime: LancensRuntime, source: LancensRelation, target: La
     namespace = runtime.namespace
     if _is_view(runtime, source.table_id):
         view = namespace.describe_view(source.table_id)
-        namespace.create_view(target.table_id, view.sql, base_objects=view.base_objects, properties=view.properties)
+        namespace.create_view(
+            target.table_id, view.sql, base_objects=view.base_objects, properties=view.properties
+        )
         drop_relation(runtime, source)
         runtime.sync_relation(target.namespace_id, target.identifier or "")
         return

@@ -95,6 +95,8 @@ def get_runtime(
         runtime = _RUNTIMES.get(key)
         if runtime is None:
             spark = get_or_create_session(master=master, config=spark_config)
-            runtime = LancensRuntime(spark=spark, namespace=DirectoryNamespace.from_properties(namespace_properties))
+            runtime = LancensRuntime(
+                spark=spark, namespace=DirectoryNamespace.from_properties(namespace_properties)
+            )
             _RUNTIMES[key] = runtime
         return runtime

@@ -14,6 +14,7 @@ import lance
 import pyarrow as pa
 from pyspark.sql import DataFrame
 
+from dbt.adapters.lancens import publish
 from dbt.adapters.lancens.commit_hook import HOOK, hook_args
 from dbt.adapters.lancens.namespace import errors
 from dbt.adapters.lancens.runtime import LancensRuntime
@@ -32,6 +33,8 @@ def write_frame(
     """Write `frame` to the table (`overwrite` replaces its rows, `append` adds); return the new version."""
     if mode not in WRITE_MODES:
         raise ValueError(f"write mode must be one of {WRITE_MODES}, got {mode!r}")
+    if publish.active(runtime) is not None:  # atomic publish: stage now, publish at the end of the run
+        return publish.stage_frame(runtime, table_id, frame, mode, transaction_properties)
     namespace = runtime.namespace
     runtime.activate()
     declared_here = _ensure_declared(runtime, table_id)
@@ -82,6 +85,8 @@ def write_arrow(
     runtime: LancensRuntime, table_id: list[str], data: pa.Table, transaction_properties: dict[str, str]
 ) -> int:
     """Replace the table's rows with `data` in one commit, without Spark (seeds); return the new version."""
+    if publish.active(runtime) is not None:  # atomic publish: stage now, publish at the end of the run
+        return publish.stage_arrow(runtime, table_id, data, transaction_properties)
     namespace = runtime.namespace
     declared_here = _ensure_declared(runtime, table_id)
     info = namespace.describe_table(table_id)
