@@ -12,7 +12,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkConnectionManager
 from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 
-from dbt.adapters.lancens.credentials import LancensCredentials, is_secret_option
+from dbt.adapters.lancens.credentials import LancensCredentials, redact_secrets
 from dbt.adapters.lancens.runtime import LancensRuntime, get_runtime
 from dbt.adapters.lancens.spark_errors import spark_error_message
 
@@ -41,7 +41,8 @@ class SparkSqlHandle:
             return
         frame = self.runtime.sql(statement)
         self._description = [
-            (f.name, f.dataType.simpleString(), None, None, None, None, f.nullable) for f in frame.schema.fields
+            (f.name, f.dataType.simpleString(), None, None, None, None, f.nullable)
+            for f in frame.schema.fields
         ]
         # Spark evaluates lazily: a statement that returns no columns (DDL) already ran in sql().
         self._rows = frame.collect() if self._description else []
@@ -83,13 +84,21 @@ class LancensConnectionManager(SparkConnectionManager):
 
         try:
             yield
-        except (DbtRuntimeError, DbtDatabaseError):
+        except (DbtRuntimeError, DbtDatabaseError) as exc:
+            redacted = self._redact(str(exc.msg))
+            if redacted != str(exc.msg):
+                exc.msg = redacted
             raise
         except ns_errors.NamespaceError as exc:
-            raise DbtDatabaseError(f"Lance namespace error {exc.code}: {exc}") from exc
+            raise DbtDatabaseError(self._redact(f"Lance namespace error {exc.code}: {exc}")) from exc
         except Exception as exc:
             logger.debug(f"Error while running:\n{sql}")
-            raise DbtDatabaseError(spark_error_message(exc)) from exc
+            raise DbtDatabaseError(self._redact(spark_error_message(exc))) from exc
+
+    def _redact(self, text: str) -> str:
+        """Error text without the profile's secrets (object-store errors may echo request options)."""
+        credentials = getattr(getattr(self, "profile", None), "credentials", None)
+        return redact_secrets(text, getattr(credentials, "storage_options", None) or {})
 
     def open(self, connection: Connection) -> Connection:  # type: ignore[override]
         if connection.state == ConnectionState.OPEN:
@@ -122,7 +131,5 @@ def _connect_error(credentials: LancensCredentials, exc: BaseException) -> str:
             "dbt-lancens could not start Spark: Java 17 is required (install a JDK 17 and set JAVA_HOME, "
             f"or put `java` on PATH). Spark said: {text}"
         )
-    for name, value in credentials.storage_options.items():
-        if value and is_secret_option(name):
-            text = text.replace(value, "****")
+    text = redact_secrets(text, credentials.storage_options)
     return f"dbt-lancens could not open the namespace root {credentials.root!r}: {text}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,10 +17,22 @@ SECRET_OPTION_MARKERS = ("secret", "key", "token", "password", "session", "crede
 
 
 def is_secret_option(name: str) -> bool:
+    """True for option names that may carry a credential (matched loosely: better redact too much)."""
     lowered = name.lower()
     return any(marker in lowered for marker in SECRET_OPTION_MARKERS) and lowered not in {
         "key_id_alias",
     }
+
+
+def redact_secrets(text: str, storage_options: Mapping[str, str]) -> str:
+    """`text` with the value of every secret storage option replaced by `****`.
+
+    Error messages from s3fs, Lance or Spark may echo a request or an option map; whatever reaches
+    a dbt log, artifact or terminal goes through here first."""
+    for name, value in storage_options.items():
+        if value and is_secret_option(name):
+            text = text.replace(value, "****")
+    return text
 
 
 @dataclass
@@ -49,14 +62,19 @@ class LancensCredentials(Credentials):
 
     def __post_init__(self) -> None:
         if not self.root:
-            raise DbtRuntimeError("lancens profile: `root` is required (a path or a URI such as s3://bucket/prefix)")
+            raise DbtRuntimeError(
+                "lancens profile: `root` is required (a path or a URI such as s3://bucket/prefix)"
+            )
         if not self.schema:
-            raise DbtRuntimeError("lancens profile: `schema` is required (the default namespace, e.g. analytics)")
+            raise DbtRuntimeError(
+                "lancens profile: `schema` is required (the default namespace, e.g. analytics)"
+            )
         schema_to_namespace(self.schema)  # raises a clear error for a bad schema name
         if self.database not in (None, "", self.root_name):
             raise DbtRuntimeError(
-                f"lancens profile: `database` is not used by dbt-lancens (the namespace root is the whole "
-                f"warehouse); remove it or set it to the root's name {self.root_name!r}, got {self.database!r}"
+                "lancens profile: `database` is not used by dbt-lancens (the namespace root is the whole "
+                f"warehouse); remove it or set it to the root's name {self.root_name!r}, "
+                f"got {self.database!r}"
             )
         self.database = None  # type: ignore[assignment]
         self.storage_options = {str(k): str(v) for k, v in (self.storage_options or {}).items()}

@@ -16,7 +16,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
 from dbt.artifacts.schemas.catalog import CatalogTable
 
-from dbt.adapters.lancens import catalog, docs, python_models, relation_ops, schemas, seeds, writes
+from dbt.adapters.lancens import catalog, debug, docs, python_models, relation_ops, schemas, seeds, writes
 from dbt.adapters.lancens.__version__ import version as lancens_version
 from dbt.adapters.lancens.column import LancensColumn
 from dbt.adapters.lancens.connections import LancensConnectionManager
@@ -138,17 +138,8 @@ class LancensAdapter(SparkAdapter):
 
     def debug_query(self) -> None:
         """`dbt debug`: run a query, and report the root, the mode, Spark and whether the root is writable."""
-        runtime = self.runtime
-        runtime.sql("select 1 as id").collect()
-        credentials = self.config.credentials
-        logger.info(f"lancens root: {runtime.namespace.root}")
-        logger.info(
-            f"lancens mode: manifest_enabled={credentials.manifest_enabled}, "
-            f"dir_listing_enabled={credentials.dir_listing_enabled}"
-        )
-        logger.info(f"spark version: {runtime.spark.version} (master {runtime.spark.sparkContext.master})")
-        runtime.namespace.probe_writable()
-        logger.info("lancens root: reachable and writable")
+        for line in debug.report(self.runtime, self.config.credentials):
+            logger.info(line)
 
     # -- catalog and docs (issue 7) -----------------------------------------------------------------
     # The catalog is read from the engine (catalog.py); descriptions are stored in Lance (docs.py).
