@@ -10,5 +10,6 @@ Plugin = AdapterPlugin(
     adapter=LancensAdapter,  # type: ignore[arg-type]
     credentials=LancensCredentials,
     include_path=lancens.PACKAGE_PATH,
+    project_name="lancens",  # macros are called as `lancens.<macro>` (docs/versioning.md)
     dependencies=["spark"],
 )
