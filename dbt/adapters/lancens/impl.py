@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,18 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
 from dbt.artifacts.schemas.catalog import CatalogTable
 
-from dbt.adapters.lancens import catalog, debug, docs, python_models, relation_ops, schemas, seeds, writes
+from dbt.adapters.lancens import (
+    catalog,
+    debug,
+    docs,
+    publish,
+    python_models,
+    relation_ops,
+    schemas,
+    seeds,
+    versioning,
+    writes,
+)
 from dbt.adapters.lancens.__version__ import version as lancens_version
 from dbt.adapters.lancens.column import LancensColumn
 from dbt.adapters.lancens.connections import LancensConnectionManager
@@ -202,6 +214,128 @@ class LancensAdapter(SparkAdapter):
         with self.connections.exception_handler(f"persist_schema_docs {schema}"):
             docs.persist_schema_docs(self.runtime, schema_to_namespace(schema), description)
 
+
+    # -- versions and publishing (issue 6) ----------------------------------------------------------
+    # History, registration and time travel live in versioning.py; atomic publish in publish.py.
+    @available
+    def lancens_declare_table(self, relation: Any) -> str:
+        with self.connections.exception_handler(f"declare_table {relation}"):
+            return versioning.declare_table(self.runtime, versioning.relation_table_id(relation))
+
+    @available
+    def lancens_register_table(self, relation: Any, location: str) -> int | None:
+        with self.connections.exception_handler(f"register_table {relation}"):
+            self._lancens_version_management()
+            return versioning.register_table(self.runtime, versioning.relation_table_id(relation), location)
+
+    @available
+    def lancens_deregister_table(self, relation: Any) -> str:
+        table = versioning.relation_table_id(relation)
+        with self.connections.exception_handler(f"deregister_table {relation}"):
+            location = versioning.deregister_table(self.runtime, table)
+        self.cache.drop(self.Relation.create(schema=".".join(table[:-1]), identifier=table[-1]))
+        return location
+
+    @available
+    def lancens_drop_table(self, relation: Any, purge: bool = False) -> str:
+        table = versioning.relation_table_id(relation)
+        with self.connections.exception_handler(f"drop_table {relation}"):
+            location = versioning.drop_table(self.runtime, table, purge)
+        self.cache.drop(self.Relation.create(schema=".".join(table[:-1]), identifier=table[-1]))
+        return location
+
+    @available
+    def lancens_list_table_versions(self, relation: Any) -> list[dict[str, Any]]:
+        with self.connections.exception_handler(f"list_table_versions {relation}"):
+            return versioning.list_versions(self.runtime, versioning.relation_table_id(relation))
+
+    @available
+    def lancens_format_versions(self, relation: Any, rows: list[dict[str, Any]]) -> str:
+        return versioning.format_versions(versioning.relation_table_id(relation), rows)
+
+    @available
+    def lancens_restore_table(
+        self, relation: Any, version: int, provenance: dict[str, Any] | None = None
+    ) -> int:
+        with self.connections.exception_handler(f"restore_table {relation} {version}"):
+            self._lancens_version_management()
+            return versioning.restore_version(
+                self.runtime, versioning.relation_table_id(relation), version, _provenance(provenance)
+            )
+
+    @available
+    def lancens_at_version(self, relation: Any, version: int) -> str:
+        with self.connections.exception_handler(f"at_version {relation} {version}"):
+            return versioning.at_version(self.runtime, versioning.relation_table_id(relation), version)
+
+    @available
+    def lancens_begin_run(self, requested_by_var: Any, invocation_id: str) -> bool:
+        """on-run-start: stage this run's writes when the profile or the project var asks for it."""
+        by_var = str(requested_by_var).lower() in ("true", "1", "yes")
+        enabled = self.config.credentials.atomic_publish or by_var
+        with self._lancens_connection(), self.connections.exception_handler("begin atomic publish"):
+            self._lancens_version_management()
+            if enabled:
+                publish.begin(self.runtime, invocation_id)
+        return enabled
+
+    @available
+    def lancens_end_run(self, statuses: list[Any]) -> dict[str, int]:
+        """on-run-end: publish the run's staged versions together, or nothing if a node failed."""
+        with self._lancens_connection(), self.connections.exception_handler("atomic publish"):
+            published = publish.finish(self.runtime, [str(getattr(s, "value", s)) for s in statuses])
+        return {".".join(key): version for key, version in published.items()}
+
+    def _lancens_connection(self) -> AbstractContextManager[Any]:
+        """Run-level hooks may run on a thread without a connection; open one for them."""
+        if self.connections.get_if_exists() is not None:
+            return nullcontext()
+        return self.connection_named("lancens_publish")
+
+    def _lancens_version_management(self) -> None:
+        """Profile `table_version_management: true` turns it on in the root before anything commits."""
+        if self.config.credentials.table_version_management:
+            versioning.enable_version_management(self.runtime.namespace)
+
+
+    # -- incremental, snapshots (issue 5) -----------------------------------------------------------
+    # Strategies in incremental.py, snapshots in snapshots.py; each run is ONE Lance commit (merge.py).
+    def valid_incremental_strategies(self) -> list[str]:
+        return list(incremental.STRATEGIES)
+
+    @available
+    def lancens_incremental(
+        self,
+        relation: LancensRelation,
+        compiled_code: str,
+        language: str,
+        spec: dict[str, Any],
+        provenance: dict[str, Any] | None = None,
+    ) -> AdapterResponse:
+        """Apply an incremental run's result to the existing table as its next Lance version."""
+        runtime = self.runtime
+        with self.connections.exception_handler(compiled_code):
+            frame = incremental.model_frame(runtime, compiled_code, language, relation.identifier or "")
+            spec_ = incremental.Spec(**spec)
+            version, rows = incremental.apply(
+                runtime, relation.table_id, str(relation), frame, spec_, _provenance(provenance)
+            )
+        return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
+
+    @available
+    def lancens_snapshot_merge(
+        self,
+        relation: LancensRelation,
+        staging_sql: str,
+        columns: dict[str, str],
+        provenance: dict[str, Any] | None = None,
+    ) -> AdapterResponse:
+        """Apply dbt's snapshot staging rows (inserts, closed records) to the snapshot in one commit."""
+        with self.connections.exception_handler(staging_sql):
+            version, rows = snapshots.merge_staging(
+                self.runtime, relation.table_id, str(relation), staging_sql, columns, _provenance(provenance)
+            )
+        return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
 
 def _provenance(provenance: dict[str, Any] | None) -> dict[str, str]:
     """Who made a version: what the macro passed (invocation, model, run start) plus our version."""
