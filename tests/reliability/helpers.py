@@ -1,0 +1,207 @@
+"""Real dbt processes against a real namespace root, and the checks every fault test ends with.
+
+Each `dbt` call is a separate OS process (its own JVM), so a SIGKILL really kills a writer and two
+processes really race on one root. After a fault, `check_namespace` proves what the README table
+promises: the namespace lists, every table opens at a committed version, no object id is
+registered twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import lance
+import yaml
+
+from dbt.adapters.lancens.namespace import DirectoryNamespace
+
+REPO = Path(__file__).parents[2]
+SAMPLE = REPO / "sample_project"
+DBT = str(Path(sys.executable).parent / "dbt")
+PROFILE = "jaffle_lance"
+
+
+def dbt_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Environment for a dbt child: loopback only, this interpreter for Spark's Python workers."""
+    env = {
+        **os.environ,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.update(extra or {})
+    return env
+
+
+@dataclass
+class Project:
+    """A dbt project directory with its own profiles.yml pointing at `root`."""
+
+    path: Path
+    root: str
+    storage_options: dict[str, str]
+
+    def write(self, relative: str, text: str) -> None:
+        target = self.path / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+
+    def remove(self, relative: str) -> None:
+        (self.path / relative).unlink()
+
+    def command(self, *args: str) -> list[str]:
+        return [DBT, *args, "--profiles-dir", str(self.path), "--project-dir", str(self.path)]
+
+    def run(self, *args: str, timeout: float = 420, env: Mapping[str, str] | None = None) -> Run:
+        """Run dbt to completion and collect its output and run_results.json."""
+        done = subprocess.run(
+            self.command(*args),
+            cwd=self.path,
+            env=dbt_env(env),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        return Run(done.returncode, done.stdout + done.stderr, self.results())
+
+    def start(
+        self, *args: str, env: Mapping[str, str] | None = None, log: str = "dbt.out"
+    ) -> subprocess.Popen:
+        """Start dbt in its own process group (so a kill reaches the JVM too), output to `log`."""
+        out = open(self.path / log, "w")  # noqa: SIM115 - owned by the child for its lifetime
+        return subprocess.Popen(
+            self.command(*args),
+            cwd=self.path,
+            env=dbt_env(env),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def results(self) -> dict[str, dict]:
+        """run_results.json by node name: {status, message}; {} when dbt wrote none."""
+        path = self.path / "target" / "run_results.json"
+        if not path.exists():
+            return {}
+        data = json.loads(path.read_text())
+        return {
+            r["unique_id"].split(".")[-1]: {"status": r["status"], "message": r.get("message") or ""}
+            for r in data["results"]
+        }
+
+    def namespace(self) -> DirectoryNamespace:
+        return DirectoryNamespace.from_properties(namespace_properties(self.root, self.storage_options))
+
+
+@dataclass
+class Run:
+    returncode: int
+    output: str
+    results: dict[str, dict]
+
+
+def namespace_properties(root: str, storage_options: Mapping[str, str]) -> dict[str, str]:
+    return {"root": root, **{f"storage.{k}": v for k, v in storage_options.items()}}
+
+
+def make_project(
+    directory: Path,
+    root: str,
+    storage_options: Mapping[str, str] | None = None,
+    *,
+    sample: bool = True,
+    master: str = "local[2]",
+    threads: int = 2,
+    schema: str = "analytics",
+    extra: Mapping[str, object] | None = None,
+) -> Project:
+    """A copy of the sample project (or an empty one) whose profile targets `root`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    if sample:
+        for name in ("models", "seeds", "tests", "snapshots", "macros", "analyses"):
+            if (SAMPLE / name).exists():
+                shutil.copytree(SAMPLE / name, directory / name)
+        shutil.copy(SAMPLE / "dbt_project.yml", directory / "dbt_project.yml")
+    else:
+        (directory / "dbt_project.yml").write_text(
+            yaml.safe_dump({"name": PROFILE, "version": "1.0.0", "config-version": 2, "profile": PROFILE})
+        )
+    output: dict[str, object] = {
+        "type": "lancens",
+        "root": root,
+        "schema": schema,
+        "master": master,
+        "threads": threads,
+    }
+    if storage_options:
+        output["storage_options"] = dict(storage_options)
+    output.update(extra or {})
+    profile = {PROFILE: {"target": "t", "outputs": {"t": output}}}
+    (directory / "profiles.yml").write_text(yaml.safe_dump(profile))
+    return Project(directory, root, dict(storage_options or {}))
+
+
+def manifest_object_ids(ns: DirectoryNamespace) -> list[str]:
+    """Every object_id row of `__manifest` at its latest version (duplicates included)."""
+    location = ns.root.rstrip("/") + "/__manifest"
+    dataset = lance.dataset(location, storage_options=ns.storage_options or None)
+    return dataset.to_table(columns=["object_id"]).column("object_id").to_pylist()
+
+
+def check_namespace(ns: DirectoryNamespace) -> dict[tuple[str, ...], int]:
+    """The README's after-fault guarantees; returns {table id: row count} of every table.
+
+    Lists every namespace recursively, opens every table at the version the namespace reports and
+    reads it, and checks that no object id has two `__manifest` rows."""
+    ids = manifest_object_ids(ns)
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    assert not duplicates, f"duplicate __manifest rows: {duplicates}"
+    counts: dict[tuple[str, ...], int] = {}
+    pending: list[list[str]] = [[]]
+    while pending:
+        namespace_id = pending.pop()
+        pending.extend([*namespace_id, child] for child in ns.list_namespaces(namespace_id).items)
+        for name in ns.list_tables(namespace_id).items:
+            table_id = [*namespace_id, name]
+            info = ns.describe_table(table_id)
+            if info.declared_only:
+                continue
+            dataset = lance.dataset(
+                info.location, version=info.version, storage_options=ns.storage_options or None
+            )
+            counts[tuple(table_id)] = dataset.to_table().num_rows
+        for view in ns.list_views(namespace_id).items:
+            assert ns.describe_view([*namespace_id, view]).sql
+    return counts
+
+
+def wait_for(predicate, what: str, timeout: float = 240, process: subprocess.Popen | None = None) -> None:
+    """Poll until `predicate()` holds; fail naming `what` if `process` exits first or time runs out."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if process is not None and process.poll() is not None:
+            raise AssertionError(f"dbt exited ({process.returncode}) before {what}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL dbt and everything it started (JVM, Python workers): no handler, no cleanup runs."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait(timeout=60)
