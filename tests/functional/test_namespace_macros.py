@@ -82,7 +82,8 @@ class TestNamespaceMacros:
 
         # restore: a new version equal to version 1, recorded as made by the operation
         location = ns.describe_table(orders).location
-        run_dbt(["run-operation", "lancens.restore_table", "--args", f"{{relation: '{relation}', version: 1}}"])
+        restore = f"{{relation: '{relation}', version: 1}}"
+        run_dbt(["run-operation", "lancens.restore_table", "--args", restore])
         latest = ns.describe_table_version(orders)
         assert latest.version == 3
         assert latest.metadata["dbt_lancens_restored_from"] == "1"

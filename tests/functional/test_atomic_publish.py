@@ -1,0 +1,129 @@
+"""Atomic publish: a run's tables become visible together at its end, and a failed run publishes nothing.
+
+The middle run is a real `dbt run` process held inside its last model (a Python model that waits
+for a file) while this process reads the namespace with the engine and pylance; the other runs
+are in-process. Models a, b exist before; c, d and gate are new in the held run, so both staged
+paths (existing table, new table) are read downstream inside the run.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import lance
+import pytest
+from dbt.tests.util import run_dbt
+
+from dbt.adapters.lancens.namespace import DirectoryNamespace
+
+A = "{{ config(materialized='table') }} select {{ var('gen', 1) }} as gen"
+B = "{{ config(materialized='table') }} select gen, gen * 10 as tens from {{ ref('a') }}"
+C = "{{ config(materialized='table') }} select gen, tens + 1 as tens from {{ ref('b') }}"
+D = "{{ config(materialized='table') }} select gen, tens + 1 as tens from {{ ref('c') }}"
+BROKEN = "{{ config(materialized='table', enabled=var('break', false)) }} select * from no_such_table"
+GATE = """
+import os
+import time
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    frame = dbt.ref("d")
+    gate = os.environ.get("LANCENS_TEST_GATE")
+    if gate:
+        open(os.path.join(gate, "reached"), "w").close()
+        while not os.path.exists(os.path.join(gate, "open")):
+            time.sleep(0.2)
+    return frame
+"""
+TABLES = ("a", "b", "c", "d", "gate")
+
+
+def _wait_for(path: Path, process: subprocess.Popen, limit: float = 300) -> None:
+    deadline = time.monotonic() + limit
+    while not path.exists():
+        assert process.poll() is None, f"dbt exited early:\n{process.stdout.read() if process.stdout else ''}"
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.2)
+
+
+class TestAtomicPublish:
+    @pytest.fixture(scope="class")
+    def dbt_profile_target(self, tmp_path_factory: pytest.TempPathFactory) -> dict:
+        root = str(tmp_path_factory.mktemp("atomic_root"))
+        return {"type": "lancens", "root": root, "master": "local[2]", "threads": 1, "atomic_publish": True}
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"a.sql": A, "b.sql": B, "c.sql": C, "d.sql": D, "gate.py": GATE, "broken.sql": BROKEN}
+
+    def _state(self, ns: DirectoryNamespace, schema: list[str]) -> dict[str, tuple[int, list[int]] | None]:
+        """Per table: (latest version, gen values) as a namespace reader sees it; None if absent."""
+        state: dict[str, tuple[int, list[int]] | None] = {}
+        for name in TABLES:
+            table = [*schema, name]
+            if not ns.table_exists(table):
+                state[name] = None
+                continue
+            info = ns.describe_table(table)
+            plain = lance.dataset(info.location)  # a plain Lance reader must agree with the namespace
+            assert plain.version == info.version
+            state[name] = (info.version, plain.to_table().column("gen").to_pylist())
+        return state
+
+    def test_publish_together_and_nothing_on_failure(self, project, dbt_profile_target, tmp_path) -> None:
+        ns = DirectoryNamespace(dbt_profile_target["root"])
+        schema = project.test_schema.split(".")
+        run_dbt(["run", "--select", "a", "b", "--vars", "{gen: 1}"])
+        before = self._state(ns, schema)
+        assert before == {"a": (1, [1]), "b": (1, [1]), "c": None, "d": None, "gate": None}
+
+        gate = tmp_path / "gate"
+        gate.mkdir()
+        env = dict(os.environ, LANCENS_TEST_GATE=str(gate), SPARK_LOCAL_IP="127.0.0.1")
+        command = [
+            sys.executable,
+            "-m",
+            "dbt.cli.main",
+            "run",
+            "--vars",
+            "{gen: 2}",
+            "--project-dir",
+            str(project.project_root),
+            "--profiles-dir",
+            os.environ["DBT_PROFILES_DIR"],
+        ]
+        process = subprocess.Popen(
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        try:
+            _wait_for(gate / "reached", process)
+            # a..d are staged inside the held run; another process sees only the old versions
+            assert self._state(ns, schema) == before
+            (gate / "open").touch()
+            output, _ = process.communicate(timeout=300)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        assert process.returncode == 0, output
+        after = self._state(ns, schema)
+        assert after == {"a": (2, [2]), "b": (2, [2]), "c": (1, [2]), "d": (1, [2]), "gate": (1, [2])}
+        # gate read d, which read c, which read b: the run saw its own staged data
+        gate_table = lance.dataset(ns.describe_table([*schema, "gate"]).location).to_table()
+        assert gate_table.column("tens").to_pylist() == [22]
+        runs = {ns.describe_table_version([*schema, name]).metadata["dbt_invocation_id"] for name in TABLES}
+        assert len(runs) == 1
+
+        # a failing build stages a..gate but publishes none of them
+        run_dbt(["build", "--vars", "{gen: 3, break: true}"], expect_pass=False)
+        assert self._state(ns, schema) == after
+
+        # a successful build publishes everything
+        run_dbt(["build", "--vars", "{gen: 4}"])
+        final = self._state(ns, schema)
+        assert {name: value[1] for name, value in final.items() if value} == {name: [4] for name in TABLES}
+        assert final["a"][0] == 3 and final["gate"][0] == 2
