@@ -21,11 +21,13 @@ from dbt.adapters.lancens import (
     catalog,
     debug,
     docs,
+    incremental,
     publish,
     python_models,
     relation_ops,
     schemas,
     seeds,
+    snapshots,
     versioning,
     writes,
 )
@@ -336,6 +338,46 @@ class LancensAdapter(SparkAdapter):
                 self.runtime, relation.table_id, str(relation), staging_sql, columns, _provenance(provenance)
             )
         return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
+
+    # -- incremental, snapshots (issue 5) -----------------------------------------------------------
+    # Strategies in incremental.py, snapshots in snapshots.py; each run is ONE Lance commit (merge.py).
+    def valid_incremental_strategies(self) -> list[str]:
+        return list(incremental.STRATEGIES)
+
+    @available
+    def lancens_incremental(
+        self,
+        relation: LancensRelation,
+        compiled_code: str,
+        language: str,
+        spec: dict[str, Any],
+        provenance: dict[str, Any] | None = None,
+    ) -> AdapterResponse:
+        """Apply an incremental run's result to the existing table as its next Lance version."""
+        runtime = self.runtime
+        with self.connections.exception_handler(compiled_code):
+            frame = incremental.model_frame(runtime, compiled_code, language, relation.identifier or "")
+            spec_ = incremental.Spec(**spec)
+            version, rows = incremental.apply(
+                runtime, relation.table_id, str(relation), frame, spec_, _provenance(provenance)
+            )
+        return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
+
+    @available
+    def lancens_snapshot_merge(
+        self,
+        relation: LancensRelation,
+        staging_sql: str,
+        columns: dict[str, str],
+        provenance: dict[str, Any] | None = None,
+    ) -> AdapterResponse:
+        """Apply dbt's snapshot staging rows (inserts, closed records) to the snapshot in one commit."""
+        with self.connections.exception_handler(staging_sql):
+            version, rows = snapshots.merge_staging(
+                self.runtime, relation.table_id, str(relation), staging_sql, columns, _provenance(provenance)
+            )
+        return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
+
 
 def _provenance(provenance: dict[str, Any] | None) -> dict[str, str]:
     """Who made a version: what the macro passed (invocation, model, run start) plus our version."""

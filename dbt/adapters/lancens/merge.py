@@ -6,8 +6,9 @@ without committing (merge-insert's `execute_uncommitted`, fragment deletion vect
 provenance and table version management stay in the engine's one commit path:
 
 * `append`: new fragments.
-* `upsert`: rows whose key matches replace the matching rows (merge-insert on the key), and
-  `inserts` are appended as new fragments in the same `Update` operation.
+* `upsert`: rows whose key matches replace the matching rows (merge-insert on the key), the
+  others are inserted (by merge-insert, or as new fragments in the same `Update` operation).
+* `overwrite`: every row replaced (`insert_overwrite` without partitions).
 * `replace`: rows matching a key set (merge-insert's `when_matched_delete`) or a Lance SQL filter
   are deleted (deletion vectors, no rewrite of untouched rows) and `rows` appended, in one `Update`.
 """
@@ -68,22 +69,33 @@ def append(runtime: LancensRuntime, target: Target, rows: pa.Table, properties: 
 def upsert(
     runtime: LancensRuntime,
     target: Target,
-    updates: pa.Table,
+    rows: pa.Table,
     on: list[str],
-    inserts: pa.Table,
     properties: dict[str, str],
+    inserts: pa.Table | None = None,
 ) -> int:
-    """Replace the rows matching `updates` on `on` with them and append `inserts`; one commit."""
+    """Replace the rows matching `rows` on `on` with them; one commit.
+
+    Without `inserts`, rows matching nothing are inserted (merge-insert's own join decides). With
+    `inserts` (the caller already decided what matched), only matches are updated and `inserts` are
+    appended as new fragments of the same `Update`."""
     schema = target.dataset.schema
     operation = lance.LanceOperation.Update()
-    if updates.num_rows:
-        transaction, _ = (
-            target.dataset.merge_insert(on)
-            .when_matched_update_all()
-            .execute_uncommitted(conform(updates, schema))
-        )
+    if rows.num_rows:
+        builder = target.dataset.merge_insert(on).when_matched_update_all()
+        if inserts is None:
+            builder = builder.when_not_matched_insert_all()
+        transaction, _ = builder.execute_uncommitted(conform(rows, schema))
         operation = transaction.operation
-    return _commit(runtime, target, _with_new(operation, _write(runtime, target, inserts)), properties)
+    new = _write(runtime, target, inserts) if inserts is not None else []
+    return _commit(runtime, target, _with_new(operation, new), properties)
+
+
+def overwrite(runtime: LancensRuntime, target: Target, rows: pa.Table, properties: dict[str, str]) -> int:
+    """Replace every row with `rows` (the next version of the same table; history is kept)."""
+    schema = target.dataset.schema
+    fragments = _write(runtime, target, rows)
+    return _commit(runtime, target, lance.LanceOperation.Overwrite(schema, fragments), properties)
 
 
 def replace(

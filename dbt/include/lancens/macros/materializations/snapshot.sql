@@ -1,0 +1,46 @@
+{#-- A snapshot on Lance. The first run writes dbt-core's `build_snapshot_table` query as the table's
+     first version. Later runs evaluate dbt-core's `snapshot_staging_table` query in Spark (so the
+     `timestamp`/`check` strategies, `hard_deletes`, `dbt_valid_to_current` and
+     `snapshot_meta_column_names` behave exactly as in dbt-core) and apply it with ONE Lance
+     merge-insert commit on the scd id; dbt-spark needs Delta for this, Lance does it natively. --#}
+{% materialization snapshot, adapter='lancens' %}
+  {%- set target_table = model.get('alias', model.get('name')) -%}
+  {%- set strategy_name = config.get('strategy') -%}
+
+  {% set target_relation_exists, target_relation = get_or_create_relation(
+          database=model.database,
+          schema=model.schema,
+          identifier=target_table,
+          type='table') -%}
+
+  {%- if not target_relation.is_table -%}
+    {% do exceptions.relation_wrong_type(target_relation, 'table') %}
+  {%- endif -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {% set strategy_macro = strategy_dispatch(strategy_name) %}
+  {% set strategy = strategy_macro(model, "snapshotted_data", "source_data", model['config'], target_relation_exists) %}
+
+  {% if not target_relation_exists %}
+    {% set build_sql = build_snapshot_table(strategy, model['compiled_code']) %}
+    {%- set response = adapter.write_relation(target_relation, build_sql, 'sql', 'overwrite', lancens_provenance()) -%}
+  {% else %}
+    {% set columns = config.get("snapshot_table_column_names") or get_snapshot_table_column_names() %}
+    {{ adapter.assert_valid_snapshot_target_given_strategy(target_relation, columns, strategy) }}
+    {% set staging_sql = snapshot_staging_table(strategy, sql, target_relation) %}
+    {% set merge_columns = {
+          'dbt_scd_id': columns.dbt_scd_id,
+          'dbt_valid_to': columns.dbt_valid_to,
+          'valid_to_current': config.get('dbt_valid_to_current') or '',
+      } %}
+    {%- set response = adapter.lancens_snapshot_merge(target_relation, staging_sql, merge_columns, lancens_provenance()) -%}
+  {% endif %}
+  {% do store_result('main', response=response) %}
+
+  {% do persist_docs(target_relation, model) %}
+
+  {{ run_hooks(post_hooks) }}
+
+  {{ return({'relations': [target_relation]}) }}
+{% endmaterialization %}
