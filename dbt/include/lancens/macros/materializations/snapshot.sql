@@ -8,7 +8,7 @@
   {%- set strategy_name = config.get('strategy') -%}
 
   {% set target_relation_exists, target_relation = get_or_create_relation(
-          database=model.database,
+          database=this.database,
           schema=model.schema,
           identifier=target_table,
           type='table') -%}
