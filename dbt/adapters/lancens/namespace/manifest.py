@@ -11,6 +11,7 @@ Reads are cached per manifest version, which Lance resolves cheaply through a sh
 from __future__ import annotations
 
 import datetime
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -70,8 +71,26 @@ class ManifestTable:
         self._by_id: dict[str, dict[str, Any]] = {}
         self._metadata: dict[str, str] = {}
         self._handle: lance.LanceDataset | None = None
-        self._pinned = False
-        self._pinned_fresh = False
+        # One namespace serves several threads (dbt runs models in parallel): the cache is shared
+        # under a lock, while a snapshot pin belongs to the thread that took it.
+        self._lock = threading.RLock()
+        self._local = threading.local()
+
+    @property
+    def _pinned(self) -> bool:
+        return getattr(self._local, "pinned", False)
+
+    @_pinned.setter
+    def _pinned(self, value: bool) -> None:
+        self._local.pinned = value
+
+    @property
+    def _pinned_fresh(self) -> bool:
+        return getattr(self._local, "pinned_fresh", False)
+
+    @_pinned_fresh.setter
+    def _pinned_fresh(self, value: bool) -> None:
+        self._local.pinned_fresh = value
 
     # ----------------------------------------------------------------- reading
     def _open(self) -> lance.LanceDataset | None:
@@ -110,7 +129,10 @@ class ManifestTable:
             dataset = self._open()
             self._pinned_fresh = self._pinned
         version = dataset.version if dataset is not None else 0
-        if version != self._cached_version:
+        with self._lock:
+            # Never step back: another thread may already have cached a newer version.
+            if version == self._cached_version or (dataset is not None and version < self._cached_version):
+                return
             if dataset is None:
                 rows, metadata = SCHEMA.empty_table(), {}
             else:
@@ -222,13 +244,14 @@ class ManifestTable:
 
     def _apply_own_commit(self, dataset: lance.LanceDataset, base_version: int, rows: list[dict]) -> None:
         """Advance the cache without a re-read when our commit directly followed the cached version."""
-        if dataset.version != base_version + 1 or self._cached_version != base_version:
-            return
-        schema_names = self._rows.schema.names
-        added = [{name: row.get(name) for name in schema_names} for row in rows]
-        self._rows = pa.concat_tables([self._rows, pa.Table.from_pylist(added, schema=self._rows.schema)])
-        self._by_id.update({row["object_id"]: row for row in added})
-        self._cached_version = dataset.version
+        with self._lock:
+            if dataset.version != base_version + 1 or self._cached_version != base_version:
+                return
+            schema_names = self._rows.schema.names
+            added = [{name: row.get(name) for name in schema_names} for row in rows]
+            self._rows = pa.concat_tables([self._rows, pa.Table.from_pylist(added, schema=self._rows.schema)])
+            self._by_id = {**self._by_id, **{row["object_id"]: row for row in added}}
+            self._cached_version = dataset.version
 
     def _existing(self, ids: list[str]) -> list[str]:
         current = self.by_id()
