@@ -136,7 +136,15 @@ def make_project(
         shutil.copy(SAMPLE / "dbt_project.yml", directory / "dbt_project.yml")
     else:
         (directory / "dbt_project.yml").write_text(
-            yaml.safe_dump({"name": PROFILE, "version": "1.0.0", "config-version": 2, "profile": PROFILE})
+            yaml.safe_dump(
+                {
+                    "name": PROFILE,
+                    "version": "1.0.0",
+                    "config-version": 2,
+                    "profile": PROFILE,
+                    "models": {PROFILE: {"+materialized": "table"}},
+                }
+            )
         )
     output: dict[str, object] = {
         "type": "lancens",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -12,6 +13,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkConnectionManager
 from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 
+from dbt.adapters.lancens import dml
 from dbt.adapters.lancens.credentials import LancensCredentials, redact_secrets
 from dbt.adapters.lancens.runtime import LancensRuntime, get_runtime
 from dbt.adapters.lancens.spark_errors import spark_error_message
@@ -37,6 +39,10 @@ class SparkSqlHandle:
         statement = sql.strip().rstrip(";")
         if not _COMMENTS.sub("", statement).strip():
             # Macros that write through the engine leave their statement empty.
+            self._description, self._rows = [], []
+            return
+        if dml.is_row_level(statement):
+            dml.execute(self.runtime, statement)
             self._description, self._rows = [], []
             return
         frame = self.runtime.sql(statement)
@@ -111,6 +117,7 @@ class LancensConnectionManager(SparkConnectionManager):
             )
         except Exception as exc:
             raise DbtRuntimeError(_connect_error(credentials, exc)) from exc
+        _check_root(runtime, credentials)
         connection.handle = SparkSqlHandle(runtime)
         connection.state = ConnectionState.OPEN  # type: ignore[assignment]
         return connection
@@ -121,6 +128,34 @@ class LancensConnectionManager(SparkConnectionManager):
 
     def cancel(self, connection: Connection) -> None:
         connection.handle.cancel()
+
+
+_CHECKED_ROOTS: set[str] = set()
+
+
+def _check_root(runtime: LancensRuntime, credentials: LancensCredentials) -> None:
+    """Fail the connection, before anything is written, when the root cannot be read as a namespace.
+
+    A root that is a file, or whose `__manifest` cannot be opened (corrupt version file, no access),
+    would otherwise surface as a raw storage error in the middle of dbt's schema creation. Checked
+    once per root and process: a listing of the root namespace, which reads `__manifest`."""
+    namespace = runtime.namespace
+    if namespace.root in _CHECKED_ROOTS:
+        return
+    if "://" not in namespace.root and os.path.isfile(namespace.root):
+        raise DbtRuntimeError(
+            f"dbt-lancens: the namespace root {namespace.root!r} is a file, not a directory; "
+            "point `root` at a directory (it is created if it does not exist)"
+        )
+    try:
+        namespace.list_namespaces([], limit=1)
+    except Exception as exc:
+        text = redact_secrets(spark_error_message(exc), credentials.storage_options)
+        raise DbtRuntimeError(
+            f"dbt-lancens could not read the namespace root {namespace.root!r} (its __manifest table "
+            f"or directory listing); nothing was written: {text}"
+        ) from exc
+    _CHECKED_ROOTS.add(namespace.root)
 
 
 def _connect_error(credentials: LancensCredentials, exc: BaseException) -> str:

@@ -1,0 +1,125 @@
+"""The sample project on a Spark standalone cluster started by the test, everything on 127.0.0.1.
+
+A master and one worker are started with pyspark's own `bin/spark-class` (what `sbin/start-master.sh`
+and `start-worker.sh` run), the profile's `master` points at the master, and `dbt build` runs the
+whole sample project. Executors are separate JVMs launched by the worker, with their own Python
+workers, so every fragment written and read went through processes that share nothing with dbt's
+but the root directory. The docs (docs/reliability.md) list the same steps for a real cluster.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyspark
+import pytest
+
+from tests.conftest import free_port
+from tests.reliability.helpers import check_namespace, dbt_env, make_project, wait_for
+
+pytestmark = pytest.mark.cluster
+SPARK_HOME = Path(pyspark.__file__).parent
+
+
+def _daemon(args: list[str], log: Path, work: Path) -> subprocess.Popen:
+    env = dbt_env(
+        {
+            "SPARK_HOME": str(SPARK_HOME),
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "SPARK_MASTER_HOST": "127.0.0.1",
+            "SPARK_WORKER_DIR": str(work),
+            "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false",
+        }
+    )
+    return subprocess.Popen(
+        [str(SPARK_HOME / "bin" / "spark-class"), *args],
+        env=env,
+        stdout=open(log, "w"),  # noqa: SIM115 - owned by the daemon for its lifetime
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def _stop(process: subprocess.Popen) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, sig)
+            process.wait(timeout=20)
+            return
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            continue
+
+
+@pytest.fixture
+def standalone(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """(master URL, worker dir) of a running master with one registered 1-core worker."""
+    port = free_port()
+    work = tmp_path / "worker"
+    work.mkdir()
+    master_log, worker_log = tmp_path / "master.log", tmp_path / "worker.log"
+    master = _daemon(
+        [
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--webui-port",
+            str(free_port()),
+        ],
+        master_log,
+        work,
+    )
+    url = f"spark://127.0.0.1:{port}"
+    worker = None
+    try:
+        wait_for(lambda: "ALIVE" in master_log.read_text(), "the master", process=master)
+        worker = _daemon(
+            [
+                "org.apache.spark.deploy.worker.Worker",
+                "--host",
+                "127.0.0.1",
+                "--webui-port",
+                str(free_port()),
+                "--cores",
+                "1",
+                "--memory",
+                "1g",
+                "--work-dir",
+                str(work),
+                url,
+            ],
+            worker_log,
+            work,
+        )
+        wait_for(lambda: "registered with master" in worker_log.read_text(), "the worker", process=worker)
+        yield url, work
+    finally:
+        if worker is not None:
+            _stop(worker)
+        _stop(master)
+
+
+def test_sample_project_on_standalone_cluster(standalone: tuple[str, Path], tmp_path: Path) -> None:
+    url, work = standalone
+    config = {"spark.executor.memory": "512m", "spark.cores.max": "1", "spark.executor.cores": "1"}
+    project = make_project(
+        tmp_path / "proj", str(tmp_path / "root"), master=url, extra={"spark_config": config}
+    )
+    build = project.run("build")
+    assert build.returncode == 0, build.output[-4000:]
+    assert all(r["status"] in ("success", "pass") for r in build.results.values()), build.results
+
+    counts = check_namespace(project.namespace())
+    assert counts[("analytics", "marts", "orders")] == counts[("analytics", "raw", "raw_orders")] > 0
+    assert (
+        counts[("analytics", "marts", "customer_segments")] == counts[("analytics", "raw", "raw_customers")]
+    )
+
+    executor_logs = list(work.glob("app-*/*/stderr"))
+    assert executor_logs, "the worker launched no executor"
+    assert any("Finished task" in log.read_text() for log in executor_logs)
