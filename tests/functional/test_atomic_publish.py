@@ -58,6 +58,13 @@ class TestAtomicPublish:
         return {"type": "lancens", "root": root, "master": "local[2]", "threads": 1, "atomic_publish": True}
 
     @pytest.fixture(scope="class")
+    def project_config_update(self) -> dict:
+        return {
+            "on-run-start": ["{{ lancens_begin_atomic_publish() }}"],
+            "on-run-end": ["{{ lancens_end_atomic_publish(results) }}"],
+        }
+
+    @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
         return {"a.sql": A, "b.sql": B, "c.sql": C, "d.sql": D, "gate.py": GATE, "broken.sql": BROKEN}
 

@@ -131,7 +131,8 @@ class LancensAdapter(SparkAdapter):
             data = seeds.read_seed_csv(runtime.spark, csv_path, column_types, delimiter)
             version = writes.write_arrow(runtime, relation.table_id, data, _provenance(provenance))
         self.cache_added(relation.incorporate(type="table"))
-        return AdapterResponse(_message=f"INSERT {data.num_rows} (version {version})", rows_affected=data.num_rows)
+        rows = data.num_rows
+        return AdapterResponse(_message=f"INSERT {rows} (version {version})", rows_affected=rows)
 
     @available
     def create_view(
@@ -216,7 +217,6 @@ class LancensAdapter(SparkAdapter):
         with self.connections.exception_handler(f"persist_schema_docs {schema}"):
             docs.persist_schema_docs(self.runtime, schema_to_namespace(schema), description)
 
-
     # -- versions and publishing (issue 6) ----------------------------------------------------------
     # History, registration and time travel live in versioning.py; atomic publish in publish.py.
     @available
@@ -227,7 +227,6 @@ class LancensAdapter(SparkAdapter):
     @available
     def lancens_register_table(self, relation: Any, location: str) -> int | None:
         with self.connections.exception_handler(f"register_table {relation}"):
-            self._lancens_version_management()
             return versioning.register_table(self.runtime, versioning.relation_table_id(relation), location)
 
     @available
@@ -260,7 +259,6 @@ class LancensAdapter(SparkAdapter):
         self, relation: Any, version: int, provenance: dict[str, Any] | None = None
     ) -> int:
         with self.connections.exception_handler(f"restore_table {relation} {version}"):
-            self._lancens_version_management()
             return versioning.restore_version(
                 self.runtime, versioning.relation_table_id(relation), version, _provenance(provenance)
             )
@@ -276,7 +274,6 @@ class LancensAdapter(SparkAdapter):
         by_var = str(requested_by_var).lower() in ("true", "1", "yes")
         enabled = self.config.credentials.atomic_publish or by_var
         with self._lancens_connection(), self.connections.exception_handler("begin atomic publish"):
-            self._lancens_version_management()
             if enabled:
                 publish.begin(self.runtime, invocation_id)
         return enabled
@@ -288,56 +285,20 @@ class LancensAdapter(SparkAdapter):
             published = publish.finish(self.runtime, [str(getattr(s, "value", s)) for s in statuses])
         return {".".join(key): version for key, version in published.items()}
 
+    def acquire_connection(self, name: str | None = None) -> Any:
+        """Profile `table_version_management: true` turns it on in the root before anything commits."""
+        connection = super().acquire_connection(name)
+        if self.config.credentials.table_version_management:
+            with self.connections.exception_handler("enable table version management"):
+                versioning.enable_version_management(self.runtime.namespace)
+        return connection
+
     def _lancens_connection(self) -> AbstractContextManager[Any]:
         """Run-level hooks may run on a thread without a connection; open one for them."""
         if self.connections.get_if_exists() is not None:
             return nullcontext()
         return self.connection_named("lancens_publish")
 
-    def _lancens_version_management(self) -> None:
-        """Profile `table_version_management: true` turns it on in the root before anything commits."""
-        if self.config.credentials.table_version_management:
-            versioning.enable_version_management(self.runtime.namespace)
-
-
-    # -- incremental, snapshots (issue 5) -----------------------------------------------------------
-    # Strategies in incremental.py, snapshots in snapshots.py; each run is ONE Lance commit (merge.py).
-    def valid_incremental_strategies(self) -> list[str]:
-        return list(incremental.STRATEGIES)
-
-    @available
-    def lancens_incremental(
-        self,
-        relation: LancensRelation,
-        compiled_code: str,
-        language: str,
-        spec: dict[str, Any],
-        provenance: dict[str, Any] | None = None,
-    ) -> AdapterResponse:
-        """Apply an incremental run's result to the existing table as its next Lance version."""
-        runtime = self.runtime
-        with self.connections.exception_handler(compiled_code):
-            frame = incremental.model_frame(runtime, compiled_code, language, relation.identifier or "")
-            spec_ = incremental.Spec(**spec)
-            version, rows = incremental.apply(
-                runtime, relation.table_id, str(relation), frame, spec_, _provenance(provenance)
-            )
-        return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
-
-    @available
-    def lancens_snapshot_merge(
-        self,
-        relation: LancensRelation,
-        staging_sql: str,
-        columns: dict[str, str],
-        provenance: dict[str, Any] | None = None,
-    ) -> AdapterResponse:
-        """Apply dbt's snapshot staging rows (inserts, closed records) to the snapshot in one commit."""
-        with self.connections.exception_handler(staging_sql):
-            version, rows = snapshots.merge_staging(
-                self.runtime, relation.table_id, str(relation), staging_sql, columns, _provenance(provenance)
-            )
-        return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
 
     # -- incremental, snapshots (issue 5) -----------------------------------------------------------
     # Strategies in incremental.py, snapshots in snapshots.py; each run is ONE Lance commit (merge.py).

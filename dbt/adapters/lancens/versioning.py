@@ -19,6 +19,7 @@ from dbt.adapters.lancens.namespace.versions import TVM_KEY
 from dbt.adapters.lancens.runtime import LancensRuntime
 from dbt.adapters.lancens.spark import catalog
 
+_MANAGED_ROOTS: set[str] = set()
 PROVENANCE_COLUMNS = ("dbt_invocation_id", "dbt_model", "dbt_run_started_at", "dbt_lancens_version")
 
 
@@ -36,9 +37,13 @@ def enable_version_management(namespace: DirectoryNamespace) -> None:
     """Turn the spec's table version management on for the whole root (`__manifest` metadata).
 
     The engine reads the flag at every call, so commits of every process on this root follow the
-    four steps from now on. Never turned off here: the root is shared, another project may rely on it."""
+    four steps from now on. Never turned off here: the root is shared, another project may rely on it.
+    Checked once per process and root (the adapter calls this whenever it acquires a connection)."""
+    if namespace.root in _MANAGED_ROOTS:
+        return
     if namespace.describe_namespace([]).properties.get(TVM_KEY, "").lower() != "true":
         namespace.alter_namespace_properties([], {TVM_KEY: "true"})
+    _MANAGED_ROOTS.add(namespace.root)
 
 
 # -- registration --------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
-{#-- Atomic publish (profile `atomic_publish: true` or var `lancens_atomic_publish: true`): the
-     adapter's own on-run-start / on-run-end hooks (dbt_project.yml of this package). Writes of the
-     run are staged; at the end they are published together if no node failed, else discarded. --#}
+{#-- Atomic publish (profile `atomic_publish: true` or var `lancens_atomic_publish: true`). A project
+     that wants it adds both hooks to its dbt_project.yml (docs/versioning.md):
+       on-run-start: ["{{ lancens_begin_atomic_publish() }}"]
+       on-run-end: ["{{ lancens_end_atomic_publish(results) }}"]
+     Writes of the run are staged; at the end they are published together if no node failed. --#}
 {% macro lancens_begin_atomic_publish() %}
   {%- do adapter.lancens_begin_run(var('lancens_atomic_publish', false), invocation_id) -%}
   {{ return('') }}
