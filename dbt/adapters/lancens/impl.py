@@ -16,6 +16,7 @@ from dbt.adapters.contracts.relation import RelationConfig
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
 from dbt.artifacts.schemas.catalog import CatalogTable
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lancens import (
     catalog,
@@ -105,6 +106,7 @@ class LancensAdapter(SparkAdapter):
         """Build the model's result and commit it as the relation's next Lance version."""
         runtime = self.runtime
         name = relation.identifier or ""
+        self._require_publish_hooks(runtime)
         with self.connections.exception_handler(compiled_code):
             if language == "python":
                 frame = python_models.run_python_model(runtime, compiled_code, name)
@@ -127,12 +129,22 @@ class LancensAdapter(SparkAdapter):
     ) -> AdapterResponse:
         """Load a seed CSV through Arrow as the table's next version (one commit)."""
         runtime = self.runtime
+        self._require_publish_hooks(runtime)
         with self.connections.exception_handler(f"load seed {csv_path}"):
             data = seeds.read_seed_csv(runtime.spark, csv_path, column_types, delimiter)
             version = writes.write_arrow(runtime, relation.table_id, data, _provenance(provenance))
         self.cache_added(relation.incorporate(type="table"))
         rows = data.num_rows
         return AdapterResponse(_message=f"INSERT {rows} (version {version})", rows_affected=rows)
+
+    def _require_publish_hooks(self, runtime: LancensRuntime) -> None:
+        """`atomic_publish: true` without the run hooks would publish table by table: refuse instead."""
+        if self.config.credentials.atomic_publish and publish.active(runtime) is None:
+            raise DbtRuntimeError(
+                "atomic_publish: true needs the run hooks in dbt_project.yml: "
+                'on-run-start: ["{{ lancens_begin_atomic_publish() }}"] and '
+                'on-run-end: ["{{ lancens_end_atomic_publish(results) }}"] (see the README)'
+            )
 
     @available
     def create_view(
