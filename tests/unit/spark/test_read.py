@@ -14,7 +14,13 @@ from pyspark.sql.functions import udf
 
 from dbt.adapters.lancens.spark import LanceDataSource
 from dbt.adapters.lancens.spark.datasource import register_bound_source
-from dbt.adapters.lancens.spark.reader import group_fragments
+from dbt.adapters.lancens.spark.reader import (
+    BATCH_BYTES,
+    MAX_BATCH_ROWS,
+    MIN_BATCH_ROWS,
+    default_batch_size,
+    group_fragments,
+)
 
 
 def _table(rows: int = 100) -> pa.Table:
@@ -124,3 +130,20 @@ def test_catalog_table_through_a_bound_source(spark, small_table: str) -> None:
     assert spark.sql("SELECT count(*) AS n FROM read_tests.scores WHERE id < 10").first().n == 10
     spark.sql("INSERT INTO read_tests.scores SELECT id + 100, name, score FROM read_tests.scores")
     assert lance.dataset(small_table).count_rows() == 200
+
+
+def test_default_batch_size_follows_row_width() -> None:
+    narrow = pa.schema([("id", pa.int64()), ("flag", pa.bool_())])
+    vectors = pa.schema([("id", pa.int64()), ("vec", pa.list_(pa.float32(), 768))])
+    assert default_batch_size(narrow) == MAX_BATCH_ROWS
+    assert MIN_BATCH_ROWS <= default_batch_size(vectors) < MAX_BATCH_ROWS
+    assert default_batch_size(vectors) * (8 + 768 * 4) <= BATCH_BYTES
+
+
+def test_batch_size_option_wins_over_the_default(small_table: str) -> None:
+    source = LanceDataSource({"path": small_table, "batch_size": "7"})
+    reader = source.reader(source.schema())
+    assert reader.batch_size == 7
+    batches = [batch for part in reader.partitions() for batch in reader.read(part)]
+    assert max(batch.num_rows for batch in batches) <= 7
+    assert sum(batch.num_rows for batch in batches) == 100

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import types as T
 
-from dbt.adapters.lancens.spark.types import lance_write_schema, to_spark_type
+from dbt.adapters.lancens.spark.types import conform, lance_write_schema, to_spark_type
 
 UTC = dt.UTC
 TS = dt.datetime(2024, 5, 6, 7, 8, 9, 123456)
@@ -130,3 +130,14 @@ def test_append_rejects_unknown_columns() -> None:
     existing = pa.schema([("a", pa.int64())])
     with pytest.raises(ValueError, match="'b'"):
         lance_write_schema(pa.schema([("a", pa.int64()), ("b", pa.string())]), existing, {}, append=True)
+
+
+def test_conform_passes_a_matching_batch_through_and_casts_otherwise() -> None:
+    schema = pa.schema([("id", pa.int64()), ("name", pa.string())])
+    batch = pa.record_batch([pa.array([1, 2]), pa.array(["a", None])], schema=schema)
+    assert conform(batch, schema) is batch
+    narrow = pa.record_batch([pa.array(["x"]), pa.array([3], pa.int32())], names=["NAME", "ID"])
+    assert conform(narrow, schema).to_pylist() == [{"id": 3, "name": "x"}]
+    decimals = pa.schema([("amount", pa.decimal128(10, 2))])
+    money = pa.record_batch([pa.array([1], pa.decimal128(10, 2))], schema=decimals)
+    assert conform(money, decimals) is not money  # realigned copy, see _aligned

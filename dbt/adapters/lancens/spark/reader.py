@@ -19,6 +19,34 @@ from dbt.adapters.lancens.spark.filters import Untranslatable, conjunction, to_l
 from dbt.adapters.lancens.spark.options import LanceOptions
 from dbt.adapters.lancens.spark.types import conform, spark_arrow_schema
 
+BATCH_BYTES = 8 << 20
+MIN_BATCH_ROWS = 1 << 10
+MAX_BATCH_ROWS = 1 << 16
+_VARIABLE_WIDTH_BYTES = 32
+
+
+def _row_bytes(kind: pa.DataType) -> int:
+    """Rough bytes one value of ``kind`` takes in an Arrow batch (variable width: a guess)."""
+    if pa.types.is_fixed_size_list(kind):
+        return kind.list_size * _row_bytes(kind.value_type)
+    if pa.types.is_struct(kind):
+        return sum(_row_bytes(kind.field(i).type) for i in range(kind.num_fields))
+    try:
+        return max(1, kind.bit_width // 8)
+    except ValueError:
+        return _VARIABLE_WIDTH_BYTES
+
+
+def default_batch_size(schema: pa.Schema) -> int:
+    """Rows per Lance batch so that one batch holds about ``BATCH_BYTES``.
+
+    Why: every batch costs a Python round trip, an Arrow IPC message and a JVM ``ColumnarBatch``;
+    Lance's own default (8,192 rows) makes narrow tables pay that overhead hundreds of times per
+    task, while a fixed large size would make tables of wide vectors hold huge batches in memory.
+    """
+    width = sum(_row_bytes(field.type) for field in schema) or 1
+    return max(MIN_BATCH_ROWS, min(MAX_BATCH_ROWS, BATCH_BYTES // width))
+
 
 @dataclass(frozen=True)
 class FragmentGroup(InputPartition):
@@ -58,6 +86,7 @@ class LanceReader(DataSourceReader):
         self.schema = schema
         lance_names = {name.lower(): name for name in dataset.schema.names}
         self.columns = [lance_names.get(field.name.lower(), field.name) for field in schema.fields]
+        self.batch_size = options.batch_size or default_batch_size(spark_arrow_schema(schema))
         self.filter: str | None = None
         self._sizes = [(f.fragment_id, f.metadata.num_rows) for f in dataset.get_fragments()]
 
@@ -85,7 +114,7 @@ class LanceReader(DataSourceReader):
             columns=self.columns,
             filter=self.filter,
             fragments=[dataset.get_fragment(fragment_id) for fragment_id in partition.fragment_ids],
-            batch_size=self.options.batch_size,
+            batch_size=self.batch_size,
         )
         for batch in scanner.to_batches():
             if batch.num_rows:

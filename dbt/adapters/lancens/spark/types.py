@@ -123,6 +123,8 @@ def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     ``safe=False`` only lets nanosecond timestamps truncate to Spark's microseconds: every other
     cast here widens, so it cannot overflow.
     """
+    if batch.schema.equals(schema) and not any(_has_decimal(field.type) for field in schema):
+        return batch  # the common case on both paths: nothing to pick, cast or realign
     by_name = {name.lower(): i for i, name in enumerate(batch.schema.names)}
     missing = [field.name for field in schema if field.name.lower() not in by_name]
     if missing:
