@@ -156,11 +156,6 @@ def test_corrupt_manifest_version(cases: dict[str, Any]) -> None:
     _unchanged(cases, "corrupt")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug (docs/reliability.md): a missing latest __manifest version file makes Lance "
-    "open the previous version, so the run silently drops the newest registrations and commits on top",
-)
 def test_missing_manifest_version(cases: dict[str, Any]) -> None:
     assert not cases["outcomes"]["missing"]["success"]
     _unchanged(cases, "missing")

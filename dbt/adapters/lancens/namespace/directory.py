@@ -48,7 +48,7 @@ class DirectoryNamespace(NamespaceOps, TableOps, ViewOps, CatalogOps):
         self._session = lance.Session()
         self._fs = Storage(self._config.root, self._config.storage_options)
         self._manifest = ManifestTable(
-            self._fs.join(ids.MANIFEST_NAME), self._config.storage_options, self._session
+            self._fs.join(ids.MANIFEST_NAME), self._config.storage_options, self._session, self._fs
         )
         self._version_manager: VersionManager | None = None
         self._memory_handles: dict[str, lance.LanceDataset] = {}

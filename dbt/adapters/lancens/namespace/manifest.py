@@ -11,6 +11,7 @@ Reads are cached per manifest version, which Lance resolves cheaply through a sh
 from __future__ import annotations
 
 import datetime
+import json
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ import lance
 import pyarrow as pa
 
 from dbt.adapters.lancens.namespace import errors
+from dbt.adapters.lancens.namespace.storage import Storage
 
 PRIMARY_KEY_METADATA = {b"lance-schema:unenforced-primary-key:position": b"0"}
 SCHEMA = pa.schema(
@@ -61,8 +63,12 @@ def _check_flags(metadata: Mapping[str, str], key: str, action: str) -> None:
 class ManifestTable:
     """Access to one root's ``__manifest``; created lazily by the first write."""
 
-    def __init__(self, uri: str, storage_options: Mapping[str, str], session: lance.Session) -> None:
+    def __init__(
+        self, uri: str, storage_options: Mapping[str, str], session: lance.Session, storage: Storage
+    ) -> None:
         self.uri = uri
+        self._storage = storage
+        self._hint_path = f"{uri}/_versions/latest_version_hint.json"
         # None rather than {}: Lance keys its memory:// store by the options, and {} misses it
         self._storage_options = dict(storage_options) or None
         self._session = session
@@ -94,15 +100,53 @@ class ManifestTable:
 
     # ----------------------------------------------------------------- reading
     def _open(self) -> lance.LanceDataset | None:
-        try:
-            dataset = lance.dataset(self.uri, storage_options=self._storage_options, session=self._session)
-        except ValueError as exc:
-            if "not found" in str(exc).lower():
-                return None
-            raise
+        dataset = self._open_latest()
+        if dataset is None:
+            self._check_truly_absent()
+            return None
+        if self._hinted_version() > dataset.version:
+            # A writer in another process may have committed since we opened: look once more.
+            dataset = self._open_latest()
+            hinted = self._hinted_version()
+            if dataset is None or hinted > dataset.version:
+                raise errors.InternalError(
+                    f"__manifest at {self.uri} is damaged: its latest_version_hint.json names version "
+                    f"{hinted} but the newest readable version is {dataset.version if dataset else 'none'}; "
+                    "refusing to read or write a rolled-back namespace (restore the missing "
+                    "_versions/ file)"
+                )
         # A memory:// store lives only while a dataset references it: keep the latest handle.
         self._handle = dataset
         return dataset
+
+    def _open_latest(self) -> lance.LanceDataset | None:
+        try:
+            return lance.dataset(self.uri, storage_options=self._storage_options, session=self._session)
+        except ValueError as exc:
+            if "not found" in str(exc).lower():
+                return None
+            raise errors.InternalError(f"__manifest at {self.uri} cannot be read: {exc}") from exc
+        except OSError as exc:
+            raise errors.InternalError(f"__manifest at {self.uri} cannot be read: {exc}") from exc
+
+    def _hinted_version(self) -> int:
+        """The version Lance's `latest_version_hint.json` names (0 when there is none to read).
+
+        Lance writes the hint after each commit, so a hint ahead of the newest readable version
+        means a version file was lost; opening "latest" would silently roll the namespace back.
+        """
+        try:
+            return int(json.loads(self._storage.read_bytes(self._hint_path))["version"])
+        except (FileNotFoundError, KeyError, ValueError, TypeError):
+            return 0
+
+    def _check_truly_absent(self) -> None:
+        """No readable version: fine for a new root, damage when the manifest left traces behind."""
+        if self._hinted_version() > 0 or self._storage.names(f"{self.uri}/data"):
+            raise errors.InternalError(
+                f"__manifest at {self.uri} has data but no readable version file: refusing to start a "
+                "new, empty namespace over existing tables (restore __manifest/_versions/)"
+            )
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
