@@ -8,7 +8,9 @@
   dropped columns.
 
 Either way the change is one commit through `namespace.commit_table`, made before the run's data
-commit: a run that changes the schema costs two versions, every other run one.
+commit: a run that changes the schema costs two versions, every other run one. Spark's catalog
+entry is refreshed right after it, so the run's own queries (a merge joining the target, a
+snapshot closing rows) see the new columns.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pyarrow as pa
 
 from dbt.adapters.lancens import merge
 from dbt.adapters.lancens.runtime import LancensRuntime
+from dbt.adapters.lancens.spark import catalog
 
 
 def evolve(
@@ -33,6 +36,7 @@ def evolve(
 
     Adding only is metadata only. Dropping (or adding after an earlier drop: Lance never reuses a
     field id, and a pyarrow schema cannot say which ids to use) rewrites the kept columns."""
+    merge.refuse_when_staging(runtime, target, "a schema change")
     added = [field.with_nullable(True) for field in add]
     if not drop:
         try:
@@ -52,7 +56,7 @@ def _add_in_place(
     runtime.namespace.commit_table(
         target.table_id, operation, read_version=target.version, transaction_properties=properties
     )
-    return merge.open_target(runtime, target.table_id)
+    return _reopen(runtime, target)
 
 
 def _rewrite(
@@ -85,4 +89,11 @@ def _rewrite(
         read_version=target.version,
         transaction_properties=properties,
     )
+    return _reopen(runtime, target)
+
+
+def _reopen(runtime: LancensRuntime, target: merge.Target) -> merge.Target:
+    """The table at its new schema, in the engine and in Spark's catalog."""
+    with runtime.lock:
+        catalog.sync_table(runtime.spark, runtime.namespace, target.table_id)
     return merge.open_target(runtime, target.table_id)

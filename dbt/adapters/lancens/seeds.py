@@ -2,10 +2,13 @@
 
 pyarrow's CSV reader handles quotes, delimiters and newlines inside quoted fields. An empty field
 is NULL and a quoted empty field (`""`) is the empty string. `column_types` are Spark SQL type
-names, as in any dbt-spark project.
+names, as in any dbt-spark project. The whole file is parsed before anything is written, so a
+malformed file fails naming itself and leaves the table at its current version.
 """
 
 from __future__ import annotations
+
+import csv
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -30,19 +33,34 @@ def read_seed_csv(
                 quoted_strings_can_be_null=False,
             ),
         )
-    except (pa.ArrowInvalid, OSError) as exc:
+    except OSError as exc:
         raise ValueError(f"Could not load seed file {path}: {exc}") from exc
+    except pa.ArrowInvalid as exc:
+        header = _header_only(path, delimiter)
+        if header is None:
+            raise ValueError(f"Could not load seed file {path}: {exc}") from exc
+        # pyarrow cannot infer a column count without a data row; dbt makes an empty table.
+        table = pa.table({name: pa.array([], declared.get(name, pa.string())) for name in header})
     unknown = sorted(set(declared) - set(table.column_names))
     if unknown:
         raise ValueError(f"Seed {path}: column_types names columns the file does not have: {unknown}")
     return _spark_friendly(table, set(declared))
 
 
+def _header_only(path: str, delimiter: str) -> list[str] | None:
+    """The column names of a file that holds a header and no rows, else None."""
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        rows = [row for row in csv.reader(handle, delimiter=delimiter) if row]
+    return rows[0] if len(rows) == 1 else None
+
+
 def _arrow_type(spark: SparkSession, column: str, type_name: str) -> pa.DataType:
     try:
         return to_arrow_type(DataType.fromDDL(type_name))
     except Exception as exc:
-        raise ValueError(f"column_types: {type_name!r} for column {column!r} is not a Spark SQL type") from exc
+        raise ValueError(
+            f"column_types: {type_name!r} for column {column!r} is not a Spark SQL type"
+        ) from exc
 
 
 def _spark_friendly(table: pa.Table, declared: set[str]) -> pa.Table:
