@@ -11,6 +11,9 @@ provenance and table version management stay in the engine's one commit path:
 * `overwrite`: every row replaced (`insert_overwrite` without partitions).
 * `replace`: rows matching a key set (merge-insert's `when_matched_delete`) or a Lance SQL filter
   are deleted (deletion vectors, no rewrite of untouched rows) and `rows` appended, in one `Update`.
+
+During an atomic-publish run (`publish.active`) the same operation is staged instead of committed
+(`stage_operation`): readers outside the run keep the published version until the run's end.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import dataclasses
 import lance
 import pyarrow as pa
 
+from dbt.adapters.lancens import publish, staging
 from dbt.adapters.lancens.runtime import LancensRuntime
 from dbt.adapters.lancens.spark import catalog
 
@@ -162,9 +166,49 @@ def _commit(
     operation: lance.LanceOperation.BaseOperation,
     properties: dict[str, str],
 ) -> int:
+    if publish.active(runtime) is not None:
+        return stage_operation(runtime, target, operation, properties)
     version = runtime.namespace.commit_table(
         target.table_id, operation, read_version=target.version, transaction_properties=properties
     )
     with runtime.lock:
         catalog.sync_table(runtime.spark, runtime.namespace, target.table_id)
     return version
+
+
+def stage_operation(
+    runtime: LancensRuntime,
+    target: Target,
+    operation: lance.LanceOperation.BaseOperation,
+    properties: dict[str, str],
+) -> int:
+    """Atomic publish: stage `operation` (built against `target.version`) as the run's version of the
+    table; returns the version it gets when the run publishes. The run's later models read it.
+
+    A run stages one version per table (publish.py refuses a second), so a change that needs two
+    commits (a schema change and then the data) cannot be staged; see `refuse_when_staging`."""
+    publisher = publish.active(runtime)
+    if publisher is None:
+        raise ValueError("atomic publish is not active in this run")
+    publisher.claim(target.table_id)
+    namespace = runtime.namespace
+    written = staging.stage(
+        namespace,
+        target.table_id,
+        operation,
+        target.version,
+        properties,
+        target.location,
+        staging.scratch_root(namespace, publisher.run_id),
+    )
+    return publish._staged(runtime, publisher, target.table_id, written)  # noqa: SLF001  see report
+
+
+def refuse_when_staging(runtime: LancensRuntime, target: Target, what: str) -> None:
+    """Fail before anything is written when `what` would need a second staged version of the table."""
+    if publish.active(runtime) is not None:
+        raise ValueError(
+            f"atomic publish stages one version per table per run, and {what} on "
+            f"{'.'.join(target.table_id)} needs two (the schema change, then the rows). Run it once "
+            "without atomic publish, or with --full-refresh."
+        )
