@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from dbt_common.exceptions import CompilationError
 from pyspark.sql import DataFrame
 
 from dbt.adapters.lancens import merge, python_models, schema_evolution
@@ -26,8 +27,9 @@ ON_SCHEMA_CHANGE = ("ignore", "fail", "append_new_columns", "sync_all_columns")
 _HIT = "__lancens_matched"
 
 
-class SchemaChangeError(ValueError):
-    """`on_schema_change: fail` and the model's columns differ from the table's."""
+class SchemaChangeError(CompilationError):
+    """`on_schema_change: fail` and the model's columns differ from the table's (a compilation error,
+    as dbt-core's own `process_schema_changes` reports it)."""
 
 
 @dataclass(frozen=True)
