@@ -22,12 +22,16 @@ def read_seed_csv(
 ) -> pa.Table:
     """Parse the seed file into an Arrow table whose types Spark reads back as dbt-spark would."""
     declared = {name: _arrow_type(spark, name, type_name) for name, type_name in (column_types or {}).items()}
+    # A `date` column may hold date-times (Spark's CAST to date keeps the day); pyarrow's date
+    # parser refuses them, so such columns are parsed as timestamps and cut to the day below.
+    dates = {name for name, kind in declared.items() if pa.types.is_date32(kind)}
+    parse_types = {name: pa.timestamp("s") if name in dates else kind for name, kind in declared.items()}
     try:
         table = pacsv.read_csv(
             path,
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
             convert_options=pacsv.ConvertOptions(
-                column_types=declared,
+                column_types=parse_types,
                 null_values=[""],
                 strings_can_be_null=True,
                 quoted_strings_can_be_null=False,
@@ -44,6 +48,9 @@ def read_seed_csv(
     unknown = sorted(set(declared) - set(table.column_names))
     if unknown:
         raise ValueError(f"Seed {path}: column_types names columns the file does not have: {unknown}")
+    for name in dates:
+        index = table.column_names.index(name)
+        table = table.set_column(index, name, table.column(name).cast(pa.date32(), safe=False))
     return _spark_friendly(table, set(declared))
 
 
