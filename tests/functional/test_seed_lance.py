@@ -1,0 +1,139 @@
+"""Seeds: dbt-tests-adapter's simple_seed classes, and CSV edge cases read back with pylance.
+
+The suite's `setUp` fixture creates `seed_expected` with Postgres DDL (`TEXT`, `TIMESTAMP WITHOUT
+TIME ZONE`, two statements in one call); here the same rows (the suite's own VALUES list) are built
+with Spark SQL and written as a Lance table, so `check_relations_equal` compares the same data.
+The column-type class gets its expected types in Spark's names (what dbt-spark reports too).
+
+BaseBasicSeedTests is left out: its `--full-refresh` case expects the seed's downstream model to be
+dropped with it (Postgres `drop ... cascade`); on Lance a full refresh is the same table's next
+version, so dependents stay (TestSeedEdgeCases checks that version).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import lance
+import pytest
+from dbt.tests.adapter.simple_seed import seeds
+from dbt.tests.adapter.simple_seed.test_seed import BaseSeedWithUniqueDelimiter, BaseTestEmptySeed
+from dbt.tests.adapter.simple_seed.test_seed_type_override import BaseSimpleSeedColumnOverride
+from dbt.tests.util import run_dbt
+
+from dbt.adapters.lancens.namespace import DirectoryNamespace
+
+
+def _create_seed_expected(project) -> None:
+    """`seed_expected` from the suite's own rows, as a Lance table."""
+    values = seeds.seeds__expected_sql.split("VALUES", 1)[1].strip().rstrip(";")
+    sql = (
+        "select cast(seed_id as bigint) as seed_id, first_name, email, ip_address, "
+        f"cast(birthday as timestamp) as birthday from values {values} "
+        "as t(seed_id, first_name, email, ip_address, birthday)"
+    )
+    adapter = project.adapter
+    relation = adapter.Relation.create(schema=project.test_schema, identifier="seed_expected")
+    with adapter.connection_named("_test"):
+        adapter.write_relation(relation, sql)
+
+
+class TestSeedWithUniqueDelimiter(BaseSeedWithUniqueDelimiter):
+    @pytest.fixture(scope="class", autouse=True)
+    def setUp(self, project) -> None:
+        _create_seed_expected(project)
+
+
+class TestEmptySeed(BaseTestEmptySeed):
+    pass
+
+
+SCHEMA_YML = """
+version: 2
+seeds:
+- name: seed_enabled
+  columns:
+  - name: birthday
+    data_tests: [{column_type: {type: date}}]
+  - name: seed_id
+    data_tests: [{column_type: {type: string}}]
+- name: seed_tricky
+  columns:
+  - name: seed_id
+    data_tests: [{column_type: {type: bigint}}]
+  - name: seed_id_str
+    data_tests: [{column_type: {type: string}}]
+  - name: a_bool
+    data_tests: [{column_type: {type: boolean}}]
+  - name: looks_like_a_bool
+    data_tests: [{column_type: {type: string}}]
+  - name: a_date
+    data_tests: [{column_type: {type: timestamp}}]
+  - name: looks_like_a_date
+    data_tests: [{column_type: {type: string}}]
+  - name: relative
+    data_tests: [{column_type: {type: string}}]
+  - name: weekday
+    data_tests: [{column_type: {type: string}}]
+"""
+
+
+class TestSimpleSeedColumnOverride(BaseSimpleSeedColumnOverride):
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"schema.yml": SCHEMA_YML}
+
+    @staticmethod
+    def seed_enabled_types() -> dict[str, str]:
+        return {"seed_id": "string", "birthday": "date"}
+
+    @staticmethod
+    def seed_tricky_types() -> dict[str, str]:
+        return {"seed_id_str": "string", "looks_like_a_bool": "string", "looks_like_a_date": "string"}
+
+
+# Quotes, delimiters inside quotes, a newline inside a field, an empty field (NULL) and `""`.
+TRICKY_CSV = 'id;note;amount\n1;"say ""hi""; then go";1.5\n2;"two\nlines";\n3;"";2\n4;;3\n'
+MALFORMED_CSV = "id;note;amount\n1;a;1\n2;b;2;extra\n"
+
+
+class TestSeedEdgeCases:
+    @pytest.fixture(scope="class")
+    def seeds(self) -> dict[str, str]:
+        return {"tricky.csv": TRICKY_CSV}
+
+    @pytest.fixture(scope="class")
+    def project_config_update(self) -> dict:
+        column_types = {"tricky": {"+column_types": {"amount": "decimal(10,2)"}}}
+        return {"seeds": {"+delimiter": ";", "+quote_columns": True, "test": column_types}}
+
+    def _dataset(self, project, lancens_root: str) -> lance.LanceDataset:
+        info = DirectoryNamespace(lancens_root).describe_table([project.test_schema, "tricky"])
+        return lance.dataset(info.location)
+
+    def test_fields_versions_and_malformed_file(self, project, lancens_root: str) -> None:
+        run_dbt(["seed"])
+        dataset = self._dataset(project, lancens_root)
+        assert str(dataset.schema.field("amount").type) == "decimal128(10, 2)"
+        rows = sorted(dataset.to_table().to_pylist(), key=lambda row: row["id"])
+        assert [(r["id"], r["note"]) for r in rows] == [
+            (1, 'say "hi"; then go'),
+            (2, "two\nlines"),
+            (3, ""),  # "" is the empty string
+            (4, None),  # an empty field is NULL
+        ]
+        assert [r["amount"] is None for r in rows] == [False, True, False, False]
+        first = dataset.version
+
+        run_dbt(["seed", "--full-refresh"])  # the same table's next version, history kept
+        dataset = self._dataset(project, lancens_root)
+        assert dataset.version == first + 1
+        assert dataset.count_rows() == 4 == dataset.checkout_version(first).count_rows()
+
+        Path(project.project_root, "seeds", "tricky.csv").write_text(MALFORMED_CSV)
+        result = run_dbt(["seed"], expect_pass=False)
+        message = result.results[0].message
+        assert "tricky.csv" in message and "Expected 3 columns, got 4" in message
+        dataset = self._dataset(project, lancens_root)
+        assert dataset.version == first + 1  # nothing committed
+        assert dataset.count_rows() == 4
