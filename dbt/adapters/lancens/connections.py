@@ -97,7 +97,11 @@ class LancensConnectionManager(SparkConnectionManager):
             raise
         except ns_errors.NamespaceError as exc:
             raise DbtDatabaseError(self._redact(f"Lance namespace error {exc.code}: {exc}")) from exc
-        except Exception as exc:
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as exc:
+            # Lance reports Rust panics as pyo3's PanicException, a BaseException: dbt only handles
+            # Exception, so letting one through would kill the dbt worker thread and hang the run.
             logger.debug(f"Error while running:\n{sql}")
             raise DbtDatabaseError(self._redact(spark_error_message(exc))) from exc
 
@@ -159,12 +163,6 @@ def _check_root(runtime: LancensRuntime, credentials: LancensCredentials) -> Non
 
 
 def _connect_error(credentials: LancensCredentials, exc: BaseException) -> str:
-    """A message naming what to fix: Java, the root, or the object store."""
-    text = spark_error_message(exc)
-    if "JAVA_GATEWAY_EXITED" in text or "Java gateway process exited" in text or "JAVA_HOME" in text:
-        return (
-            "dbt-lancens could not start Spark: Java 17 is required (install a JDK 17 and set JAVA_HOME, "
-            f"or put `java` on PATH). Spark said: {text}"
-        )
-    text = redact_secrets(text, credentials.storage_options)
+    """A message naming what to fix in the root or the object store (Spark starts later, on first use)."""
+    text = redact_secrets(spark_error_message(exc), credentials.storage_options)
     return f"dbt-lancens could not open the namespace root {credentials.root!r}: {text}"

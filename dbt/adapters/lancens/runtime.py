@@ -11,24 +11,47 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from pyspark.logger import PySparkLogger
 from pyspark.sql import DataFrame, SparkSession
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.spark import catalog, get_or_create_session
-from dbt.adapters.lancens.spark_errors import missing_database, missing_relation
+from dbt.adapters.lancens.spark_errors import missing_database, missing_relation, spark_start_error
 
 # Each retry registers one more relation; a query reading more than this many unknown relations
 # is unusual enough to stop rather than loop.
 MAX_LAZY_SYNCS = 64
 
 
+class SparkStartError(RuntimeError):
+    """Spark could not start (most often: no Java 17); the message says what to install."""
+
+
 @dataclass
 class LancensRuntime:
-    """The process-wide pair of SparkSession and DirectoryNamespace for one profile target."""
+    """The process-wide pair of SparkSession and DirectoryNamespace for one profile target.
 
-    spark: SparkSession
+    Spark starts on first use: commands that only need the namespace (`dbt docs generate` over
+    tables, `dbt ls`, `run-operation` on versions) never pay for a JVM.
+    """
+
     namespace: DirectoryNamespace
+    master: str = "local[*]"
+    spark_config: dict[str, str] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
+    _spark: SparkSession | None = None
+
+    @property
+    def spark(self) -> SparkSession:
+        if self._spark is None:
+            with self.lock:
+                if self._spark is None:
+                    try:
+                        self._spark = get_or_create_session(master=self.master, config=self.spark_config)
+                    except Exception as exc:
+                        raise SparkStartError(spark_start_error(exc)) from exc
+                    _quiet_query_context_loggers()
+        return self._spark
 
     def activate(self) -> None:
         """Make this session the JVM's active one for the calling thread.
@@ -82,6 +105,16 @@ class LancensRuntime:
         return True
 
 
+def _quiet_query_context_loggers() -> None:
+    """Stop PySpark printing every captured SQL error, Java stack trace included, to stderr.
+
+    The runtime catches "table not found" to register tables lazily, and real errors reach the dbt
+    user through the adapter's exception handler with Spark's message and no Java frames.
+    """
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).disabled = True
+
+
 _RUNTIMES: dict[tuple[tuple[str, str], ...], LancensRuntime] = {}
 _RUNTIMES_LOCK = threading.Lock()
 
@@ -94,9 +127,10 @@ def get_runtime(
     with _RUNTIMES_LOCK:
         runtime = _RUNTIMES.get(key)
         if runtime is None:
-            spark = get_or_create_session(master=master, config=spark_config)
             runtime = LancensRuntime(
-                spark=spark, namespace=DirectoryNamespace.from_properties(namespace_properties)
+                namespace=DirectoryNamespace.from_properties(namespace_properties),
+                master=master,
+                spark_config=dict(spark_config),
             )
             _RUNTIMES[key] = runtime
         return runtime

@@ -48,3 +48,14 @@ def missing_database(exc: BaseException) -> str | None:
     name = (exc.getMessageParameters() or {}).get("schemaName", "")
     parts = [part.strip("`") for part in re.findall(r"`[^`]*`|[^.]+", name)]
     return parts[-1] if parts else None
+
+
+def spark_start_error(exc: BaseException) -> str:
+    """Why Spark did not start, naming the usual cause (no Java 17) when that is what happened."""
+    text = spark_error_message(exc)
+    if "JAVA_GATEWAY_EXITED" in text or "Java gateway process exited" in text or "JAVA_HOME" in text:
+        return (
+            "dbt-lancens could not start Spark: Java 17 is required (install a JDK 17 and set "
+            f"JAVA_HOME, or put `java` on PATH). Spark said: {text}"
+        )
+    return f"dbt-lancens could not start Spark: {text}"

@@ -139,3 +139,13 @@ def test_computed_decimals_write_and_filter(spark, table_uri: str) -> None:
     assert written.column("nested").to_pylist()[7] == {"x": Decimal("7.00")}
     read = spark.read.format("lance").load(table_uri)
     assert read.where("amount < 0.05").count() == 5
+
+
+def test_overwrite_keeps_column_comments(spark, table_uri: str) -> None:
+    """Field metadata (dbt's persisted column docs) survives a rebuild of the same columns."""
+    spark.range(3).selectExpr("id", "'x' AS name").write.format("lance").mode("overwrite").save(table_uri)
+    lance.dataset(table_uri).replace_field_metadata("name", {"comment": "the name"})
+    spark.range(5).selectExpr("id", "'y' AS name").write.format("lance").mode("overwrite").save(table_uri)
+    schema = lance.dataset(table_uri).schema
+    assert schema.field("name").metadata == {b"comment": b"the name"}
+    assert lance.dataset(table_uri).count_rows() == 5

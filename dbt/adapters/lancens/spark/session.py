@@ -23,6 +23,7 @@ import os
 import sys
 import tempfile
 import threading
+import warnings
 from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
@@ -86,6 +87,10 @@ def get_or_create_session(
         builder = SparkSession.builder.master(master).appName(app_name)
         for key, value in settings.items():
             builder = builder.config(key, value)
-        session = builder.getOrCreate()
+        with warnings.catch_warnings():
+            # Starting the JVM forks and immediately execs `java`: nothing of lance runs in the
+            # child, so pylance's fork-safety warning (raised by its at-fork hook) does not apply.
+            warnings.filterwarnings("ignore", message="lance is not fork-safe")
+            session = builder.getOrCreate()
         register_data_source(session)
         return session

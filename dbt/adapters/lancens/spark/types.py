@@ -177,7 +177,8 @@ def lance_write_schema(
     """The Lance schema a write commits: the existing one on append, else Spark's made Lance-exact.
 
     On overwrite a column keeps its previous Lance type whenever Spark sees both as the same type,
-    so reading and overwriting a table does not silently turn vectors into variable-length lists.
+    so reading and overwriting a table does not silently turn vectors into variable-length lists,
+    and keeps its field metadata (column comments), so a rebuild does not lose documentation.
     """
     if append and existing is not None:
         incoming_names = {name.lower() for name in incoming.names}
@@ -194,5 +195,5 @@ def lance_write_schema(
     for field in incoming:
         old = previous.get(field.name.lower())
         new_type = _write_type(field.type, old.type if old else None, sizes.get(field.name.lower()))
-        fields.append(pa.field(field.name, new_type, field.nullable))
+        fields.append(pa.field(field.name, new_type, field.nullable, metadata=old.metadata if old else None))
     return pa.schema(fields)
