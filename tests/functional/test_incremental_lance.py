@@ -77,3 +77,82 @@ class TestIncrementalLance:
         assert merged.version == first + 4
         assert merged.count_rows() == 2
         assert merged.checkout_version(first).count_rows() == 2
+
+
+# A merge on `id`; EVOLVING also selects a new column in round 3 (a schema change).
+STAGED = """
+{{ config(materialized='incremental', unique_key='id', on_schema_change='append_new_columns') }}
+select 1 as id, 'r{{ var("round", 1) }}' as tag
+union all select {{ var('round', 1) + 1 }} as id, 'r{{ var("round", 1) }}' as tag
+"""
+EVOLVING = """
+{{ config(materialized='incremental', unique_key='id', on_schema_change='append_new_columns') }}
+select 1 as id, 'r{{ var("round", 1) }}' as tag{% if var('round', 1) == 3 %}, 0 as n{% endif %}
+union all select {{ var('round', 1) + 1 }} as id, 'r{{ var("round", 1) }}' as tag
+{%- if var('round', 1) == 3 %}, 0 as n{% endif %}
+"""
+# Runs after `staged` in the same run and records the version namespace readers see meanwhile.
+OBSERVER = """
+import os
+
+from dbt.adapters.lancens.namespace import DirectoryNamespace
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    frame = dbt.ref("staged")
+    ns = DirectoryNamespace(os.environ["LANCENS_TEST_ROOT"])
+    table = [*os.environ["LANCENS_TEST_SCHEMA"].split("."), "staged"]
+    seen = ns.describe_table(table).version if ns.table_exists(table) else None  # new: unpublished
+    return session.createDataFrame([(seen, frame.count())], "seen_version long, rows_in_run long")
+"""
+
+
+class TestIncrementalAtomicPublish:
+    """In an atomic-publish run the merge is staged, then published with the run; a schema change,
+    which needs two versions, fails before anything is written."""
+
+    @pytest.fixture(scope="class")
+    def dbt_profile_target(self, tmp_path_factory: pytest.TempPathFactory) -> dict:
+        root = str(tmp_path_factory.mktemp("atomic_incremental_root"))
+        return {"type": "lancens", "root": root, "master": "local[2]", "threads": 1, "atomic_publish": True}
+
+    @pytest.fixture(scope="class")
+    def project_config_update(self) -> dict:
+        return {
+            "on-run-start": ["{{ lancens_begin_atomic_publish() }}"],
+            "on-run-end": ["{{ lancens_end_atomic_publish(results) }}"],
+        }
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"staged.sql": STAGED, "evolving.sql": EVOLVING, "observer.py": OBSERVER}
+
+    def test_merge_is_staged_and_published(
+        self, project, dbt_profile_target: dict, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        ns = DirectoryNamespace(dbt_profile_target["root"])
+        monkeypatch.setenv("LANCENS_TEST_ROOT", dbt_profile_target["root"])
+        monkeypatch.setenv("LANCENS_TEST_SCHEMA", project.test_schema)
+
+        def read(name: str) -> tuple[int, list[tuple[int, str]]]:
+            info = ns.describe_table([project.test_schema, name])
+            dataset = lance.dataset(info.location)
+            assert dataset.version == info.version  # plain Lance agrees with the namespace
+            return info.version, sorted((r["id"], r["tag"]) for r in dataset.to_table().to_pylist())
+
+        run_dbt(["run"])
+        first, rows = read("staged")
+        assert rows == [(1, "r1"), (2, "r1")]
+
+        run_dbt(["run", "--vars", "{round: 2}"])
+        assert read("staged") == (first + 1, [(1, "r2"), (2, "r1"), (3, "r2")])
+        assert read("evolving")[0] == first + 1
+        # inside the run, the next model read the merged rows while readers still saw `first`
+        observed = lance.dataset(ns.describe_table([project.test_schema, "observer"]).location)
+        assert observed.to_table().to_pylist() == [{"seen_version": first, "rows_in_run": 3}]
+
+        result = run_dbt(["run", "--select", "evolving", "--vars", "{round: 3}"], expect_pass=False)
+        messages = " ".join(str(r.message) for r in result.results)
+        assert "stages one version per table" in messages
+        assert read("evolving") == (first + 1, [(1, "r2"), (2, "r1"), (3, "r2")])  # nothing published
