@@ -14,6 +14,10 @@ from dataclasses import dataclass
 
 import pytest
 
+# dbt-tests-adapter's fixtures (project, profiles, unique schema) for tests/functional; pytest only
+# accepts plugins from the top-level conftest.
+pytest_plugins = ["dbt.tests.fixtures.project"]
+
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-pytest_plugins = ["dbt.tests.fixtures.project"]
-
 
 @pytest.fixture(scope="session")
 def lancens_root(tmp_path_factory: pytest.TempPathFactory) -> str:

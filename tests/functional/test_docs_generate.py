@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from dbt.tests.adapter.basic import expected_catalog
 from dbt.tests.adapter.basic.test_docs_generate import BaseDocsGenerate, BaseDocsGenReferences
-from test_catalog_lance import VIEW_STATS, lance_stats
+
+from tests.functional.test_catalog_lance import VIEW_STATS, lance_stats
 
 TYPES = {
     "id_type": "bigint",

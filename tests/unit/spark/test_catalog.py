@@ -69,9 +69,9 @@ def test_sync_namespace_and_nested_database(spark, namespace: DirectoryNamespace
 def test_sync_all_and_forget(spark, namespace: DirectoryNamespace) -> None:
     namespace.declare_table(["shop", "later"])
     sync_all(spark, namespace)
-    assert spark.catalog.tableExists("stores", "shop__eu")
+    assert spark.catalog.tableExists("shop__eu.stores")
     assert spark.catalog.getTable("shop.big_orders").tableType == "VIEW"
-    assert not spark.catalog.tableExists("later", "shop")
+    assert not spark.catalog.tableExists("shop.later")
     forget_table(spark, ["shop", "orders"])
-    assert not spark.catalog.tableExists("orders", "shop")
+    assert not spark.catalog.tableExists("shop.orders")
     assert namespace.table_exists(["shop", "orders"])
