@@ -19,6 +19,9 @@ import pytest
 pytest_plugins = ["dbt.tests.fixtures.project"]
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+# Spark's Python workers are separate processes: let them import test helpers (`tests.unit.spark.hooks`).
+_PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_PROJECT_ROOT, os.environ.get("PYTHONPATH")) if p)
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 # moto and botocore must never look for real credentials or instance metadata.

@@ -37,7 +37,7 @@ def test_missing_latest_version_file_is_an_error_not_a_rollback(root: Path) -> N
 def test_all_version_files_missing_is_not_an_empty_namespace(root: Path) -> None:
     for path in manifest_versions(root):
         path.unlink()
-    with pytest.raises(errors.InternalError, match="no readable version"):
+    with pytest.raises(errors.InternalError, match="no readable version file"):
         DirectoryNamespace(str(root)).namespace_exists(["s"])
 
 

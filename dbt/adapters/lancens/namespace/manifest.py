@@ -141,11 +141,16 @@ class ManifestTable:
             return 0
 
     def _check_truly_absent(self) -> None:
-        """No readable version: fine for a new root, damage when the manifest left traces behind."""
-        if self._hinted_version() > 0 or self._storage.names(f"{self.uri}/data"):
+        """No readable version: fine for a new root, damage when Lance's hint names a version.
+
+        Data files alone prove nothing: a writer creating `__manifest` writes them before its
+        first version file, and a concurrent reader must not mistake that for damage.
+        """
+        if self._hinted_version() > 0:
             raise errors.InternalError(
-                f"__manifest at {self.uri} has data but no readable version file: refusing to start a "
-                "new, empty namespace over existing tables (restore __manifest/_versions/)"
+                f"__manifest at {self.uri} has no readable version file although its "
+                "latest_version_hint.json names one: refusing to start a new, empty namespace over "
+                "existing tables (restore __manifest/_versions/)"
             )
 
     @contextmanager
