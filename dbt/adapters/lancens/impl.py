@@ -311,7 +311,6 @@ class LancensAdapter(SparkAdapter):
             return nullcontext()
         return self.connection_named("lancens_publish")
 
-
     # -- incremental, snapshots (issue 5) -----------------------------------------------------------
     # Strategies in incremental.py, snapshots in snapshots.py; each run is ONE Lance commit (merge.py).
     def valid_incremental_strategies(self) -> list[str]:
