@@ -156,11 +156,11 @@ def main() -> None:
         print(f"spark     {args.rows:>10}  did not finish within {args.spark_timeout:.0f} s")
         ratio = lancens["seed_s"] / args.spark_timeout
         print(
-            f"\nlancens / dbt-spark (session) seed time for {args.rows} rows: < {ratio:.5f} (target <= 0.2)"
+            f"\nlancens / dbt-spark (session) seed time for {args.rows} rows: < {ratio:.3g} (target <= 0.2)"
         )
         return
     ratio = lancens["seed_s"] / spark["seed_s"]
-    print(f"\nlancens / dbt-spark (session) seed time for {args.rows} rows: {ratio:.3f} (target <= 0.2)")
+    print(f"\nlancens / dbt-spark (session) seed time for {args.rows} rows: {ratio:.3g} (target <= 0.2)")
 
 
 if __name__ == "__main__":
