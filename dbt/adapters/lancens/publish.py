@@ -32,7 +32,7 @@ from dbt.adapters.lancens.spark import catalog
 from dbt.adapters.lancens.spark.datasource import register_bound_source
 from dbt.adapters.lancens.versioning import enable_version_management
 
-FAILED_STATUSES = frozenset({"error", "fail", "runtime error"})
+FAILED_STATUSES = frozenset({"error", "fail", "runtime error", "partial success"})
 
 
 @dataclass
