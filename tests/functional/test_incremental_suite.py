@@ -1,8 +1,9 @@
 """dbt-tests-adapter's incremental classes with the lancens profile.
 
-Left out (see docs/incremental.md): BaseIncrementalUniqueKey (its seed fixtures INSERT date strings
-into a date column, which Spark's ANSI store assignment refuses) and BaseIncrementalOnSchemaChange
-(a model that stops selecting a column written as non-nullable cannot null it on Lance).
+Left out (see README "Incremental models and snapshots"): BaseIncrementalUniqueKey (its seed
+fixtures INSERT date strings into a date column, which Spark's ANSI store assignment refuses) and
+BaseIncrementalOnSchemaChange (a model that stops selecting a column written as non-nullable
+cannot null it on Lance).
 """
 
 import pytest

@@ -4,7 +4,7 @@ A master and one worker are started with pyspark's own `bin/spark-class` (what `
 and `start-worker.sh` run), the profile's `master` points at the master, and `dbt build` runs the
 whole sample project. Executors are separate JVMs launched by the worker, with their own Python
 workers, so every fragment written and read went through processes that share nothing with dbt's
-but the root directory. The docs (docs/reliability.md) list the same steps for a real cluster.
+but the root directory. The docs (README "Reliability") list the same steps for a real cluster.
 """
 
 from __future__ import annotations

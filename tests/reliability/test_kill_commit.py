@@ -1,10 +1,10 @@
 """A `dbt run` SIGKILLed in the middle of a version commit (table version management on).
 
-The engine's pause hook (LANCENS_PAUSE_AT_STEP, docs/versions.md) blocks the committing process
-at a step; the test then kills the whole process group (dbt, its JVM and the Spark worker doing
-the commit) with SIGKILL. Killed after the row insert, the version is committed: the next reader
-finishes it and sees the new rows. Killed before, the version never existed: readers keep the old
-one. Either way the next dbt run builds on top with nothing lost.
+The engine's pause hook (LANCENS_PAUSE_AT_STEP, README "Table versions and commits") blocks the
+committing process at a step; the test then kills the whole process group (dbt, its JVM and the
+Spark worker doing the commit) with SIGKILL. Killed after the row insert, the version is committed:
+the next reader finishes it and sees the new rows. Killed before, the version never existed: readers
+keep the old one. Either way the next dbt run builds on top with nothing lost.
 """
 
 from __future__ import annotations

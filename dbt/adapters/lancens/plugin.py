@@ -10,6 +10,7 @@ Plugin = AdapterPlugin(
     adapter=LancensAdapter,  # type: ignore[arg-type]
     credentials=LancensCredentials,
     include_path=lancens.PACKAGE_PATH,
-    project_name="lancens",  # macros are called as `lancens.<macro>` (docs/versioning.md)
+    # macros are called as `lancens.<macro>` (README "Versions, registration, time travel")
+    project_name="lancens",
     dependencies=["spark"],
 )

@@ -1,7 +1,8 @@
 """The namespace engine: a Python implementation of the Lance Directory Namespace.
 
 No dbt and no Spark here: Spark's Python workers import this package to rebuild a namespace from
-``ns.properties``. See docs/ARCHITECTURE.md for the public API and docs/engine.md for the details.
+``ns.properties``. See docs/ARCHITECTURE.md for the public API and README "The namespace engine"
+for the details.
 """
 
 from dbt.adapters.lancens.namespace import errors

@@ -4,7 +4,7 @@ Writes are merge-inserts keyed on ``object_id`` (the spec's primary-key de-dupli
 whole-table Overwrite native uses, so unknown columns and concurrent writers' rows survive. Inserts
 use ``when_matched_fail``: pylance 14 detects a concurrent commit, re-runs the merge against the new
 version and then fails on the row the other writer inserted, so of two writers racing on one id
-exactly one commits; writers on different ids are both retried to success (see docs/engine.md).
+exactly one commits; writers on different ids are both retried to success (see README "The namespace engine").
 Reads are cached per manifest version, which Lance resolves cheaply through a shared ``Session``.
 """
 

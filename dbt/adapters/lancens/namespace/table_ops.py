@@ -1,7 +1,8 @@
 """Table operations: declare, create, list, describe, exists, register, deregister, drop, rename.
 
 Each follows spec 002 step by step, including its error codes where native departs (parent
-namespace checks, V1 fallback in compatibility mode); docs/engine.md lists every such difference.
+namespace checks, V1 fallback in compatibility mode); README "The namespace engine" lists every
+such difference.
 """
 
 from __future__ import annotations

@@ -278,7 +278,7 @@ class VersionManager:
         """Make a staged manifest version ``version`` of table ``id`` (spec CreateTableVersion).
 
         Raises TableVersionAlreadyExists (12) when the version exists, as the spec says; native
-        pylance raises ConcurrentModification (14) instead (see docs/versions.md)."""
+        pylance raises ConcurrentModification (14) instead (see README "Table versions and commits")."""
         entry = VersionEntry(list(id), version, manifest_path, naming_scheme, dict(metadata or {}))
         return self.batch_create_table_versions([entry])[0]
 

@@ -11,7 +11,7 @@ Why each setting:
 - ``spark.sql.python.filterPushdown.enabled``: lets ``LanceReader.pushFilters`` see Spark's filters.
 - The Python worker daemon stays on (workers are forked from it, which is much cheaper than a new
   interpreter per task). The daemon only imports pyspark; pylance is imported by a forked worker,
-  which never forks again, so Lance never lives in a process that forks (see docs/spark.md).
+  which never forks again, so Lance never lives in a process that forks (see README "Spark and Lance").
 
 This module deliberately does not import lance: the driver forks the JVM launcher with a
 ``preexec_fn``, and pylance warns (rightly) when a process that loaded it forks.

@@ -1,5 +1,5 @@
 {#-- Atomic publish (profile `atomic_publish: true` or var `lancens_atomic_publish: true`). A project
-     that wants it adds both hooks to its dbt_project.yml (docs/versioning.md):
+     that wants it adds both hooks to its dbt_project.yml (README "Versions, registration, time travel"):
        on-run-start: ["{{ lancens_begin_atomic_publish() }}"]
        on-run-end: ["{{ lancens_end_atomic_publish(results) }}"]
      Writes of the run are staged; at the end they are published together if no node failed. --#}
