@@ -4,7 +4,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$VENV_BIN/python" -m pip install --quiet -e "$PROJECT_ROOT[test]"
 cd "$PROJECT_ROOT"
 set +e
-"$VENV_BIN/python" -m pytest "$@"
+# Two workers (one JVM each) overlap Spark start-up and the dbt subprocesses' waits; a test class
+# stays on one worker so dbt-tests-adapter's class-scoped project is built once.
+"$VENV_BIN/python" -m pytest -n 2 --dist loadscope "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then
