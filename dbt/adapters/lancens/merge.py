@@ -26,6 +26,7 @@ import pyarrow as pa
 from dbt.adapters.lancens import publish, staging
 from dbt.adapters.lancens.runtime import LancensRuntime
 from dbt.adapters.lancens.spark import catalog
+from dbt.adapters.lancens.spark.types import aligned
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,23 +61,8 @@ def conform(rows: pa.Table, schema: pa.Schema) -> pa.Table:
     for field in schema:
         source = by_name.get(field.name.lower())
         column = rows.column(source) if source is not None else pa.nulls(rows.num_rows, field.type)
-        columns.append(_aligned(column.cast(field.type)))
+        columns.append(aligned(column.cast(field.type)))
     return pa.Table.from_arrays(columns, schema=schema)
-
-
-def _aligned(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    """Decimal-bearing columns copied into fresh (64-byte aligned) buffers.
-
-    Spark's Arrow output can place 16-byte decimals at 8-byte offsets, and Lance's Rust side
-    (merge-insert, write_fragments) panics on such buffers ("Memory pointer ... is not aligned").
-    """
-    if not _has_decimal(column.type):
-        return column
-    return pa.chunked_array([pa.concat_arrays([*column.chunks, pa.array([], type=column.type)])])
-
-
-def _has_decimal(kind: pa.DataType) -> bool:
-    return pa.types.is_decimal(kind) or any(_has_decimal(kind.field(i).type) for i in range(kind.num_fields))
 
 
 def append(runtime: LancensRuntime, target: Target, rows: pa.Table, properties: dict[str, str]) -> int:

@@ -129,7 +129,7 @@ def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     missing = [field.name for field in schema if field.name.lower() not in by_name]
     if missing:
         raise ValueError(f"columns {missing} of the Lance schema are missing from the data")
-    columns = [_aligned(batch.column(by_name[field.name.lower()])) for field in schema]
+    columns = [aligned(batch.column(by_name[field.name.lower()])) for field in schema]
     picked = pa.RecordBatch.from_arrays(columns, names=schema.names)
     if picked.schema.equals(schema):
         return picked
@@ -142,16 +142,18 @@ def _has_decimal(kind: pa.DataType) -> bool:
     return any(_has_decimal(kind.field(i).type) for i in range(kind.num_fields))
 
 
-def _aligned(column: pa.Array) -> pa.Array:
-    """A copy of a decimal-bearing column in freshly allocated buffers.
+def aligned(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """A copy of a decimal-bearing column in freshly allocated buffers; other columns untouched.
 
-    Spark's Arrow batches can place 16-byte decimal values at 8-byte offsets; Lance's Rust reader
-    rejects such buffers ("Memory pointer ... is not aligned") and panics. Concatenation copies into
-    buffers Arrow allocates, which are 64-byte aligned. Other columns are passed through untouched.
+    Spark's Arrow output can place 16-byte decimal values at 8-byte offsets; Lance's Rust side
+    (write_fragments, merge-insert) rejects such buffers ("Memory pointer ... is not aligned") and
+    panics. Concatenation copies into buffers Arrow allocates, which are 64-byte aligned.
     """
     if not _has_decimal(column.type):
         return column
-    return pa.concat_arrays([column, pa.array([], type=column.type)])
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    copy = pa.concat_arrays([*chunks, pa.array([], type=column.type)])
+    return pa.chunked_array([copy]) if isinstance(column, pa.ChunkedArray) else copy
 
 
 def _write_type(incoming: pa.DataType, existing: pa.DataType | None, fixed_size: int | None) -> pa.DataType:
