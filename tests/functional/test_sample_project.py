@@ -1,0 +1,54 @@
+"""The sample project, as checked out, builds twice from a clean root; each build is one version."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import lance
+import pytest
+from dbt.tests.util import run_dbt
+
+from dbt.adapters.lancens.namespace import DirectoryNamespace
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_project"
+
+
+def table_versions(root: Path) -> dict[str, int]:
+    """Every table of the namespace and its current Lance version, read with pylance."""
+    namespace = DirectoryNamespace(str(root))
+    return {
+        ".".join(entry.id): lance.dataset(entry.location).version
+        for entry in namespace.list_objects()
+        if entry.object_type == "table"
+    }
+
+
+@pytest.mark.usefixtures("spark")
+def test_sample_project_builds_twice_one_version_further(tmp_path: Path) -> None:
+    project = tmp_path / "sample_project"
+    shutil.copytree(SAMPLE, project, ignore=shutil.ignore_patterns("target", "logs", "warehouse"))
+    dirs = ["--project-dir", str(project), "--profiles-dir", str(project)]
+
+    first = run_dbt(["build", *dirs])
+    assert all(result.status in ("success", "pass") for result in first)
+    after_first = table_versions(project / "warehouse")
+    expected = {
+        "analytics.raw.raw_customers",
+        "analytics.raw.raw_orders",
+        "analytics.raw.raw_payments",
+        "analytics.staging.stg_orders",
+        "analytics.marts.orders",
+        "analytics.marts.customers",
+        "analytics.marts.customer_segments",
+        "analytics.marts.fct_orders_daily",
+        "analytics.snapshots.customers_snapshot",
+    }
+    assert set(after_first) == expected
+    assert DirectoryNamespace(str(project / "warehouse")).list_views(["analytics", "staging"]).items == [
+        "stg_customers"
+    ]
+
+    run_dbt(["build", *dirs])
+    after_second = table_versions(project / "warehouse")
+    assert after_second == {name: version + 1 for name, version in after_first.items()}
