@@ -100,21 +100,20 @@ class ManifestTable:
 
     # ----------------------------------------------------------------- reading
     def _open(self) -> lance.LanceDataset | None:
+        # The hint is read BEFORE opening: a version it names was committed before this open began,
+        # so the open must see it unless its file is gone. (Reading it after the open would race
+        # with a concurrent writer's commit and report damage that is not there.)
+        hinted = self._hinted_version()
         dataset = self._open_latest()
         if dataset is None:
-            self._check_truly_absent()
+            self._check_truly_absent(hinted)
             return None
-        if self._hinted_version() > dataset.version:
-            # A writer in another process may have committed since we opened: look once more.
-            dataset = self._open_latest()
-            hinted = self._hinted_version()
-            if dataset is None or hinted > dataset.version:
-                raise errors.InternalError(
-                    f"__manifest at {self.uri} is damaged: its latest_version_hint.json names version "
-                    f"{hinted} but the newest readable version is {dataset.version if dataset else 'none'}; "
-                    "refusing to read or write a rolled-back namespace (restore the missing "
-                    "_versions/ file)"
-                )
+        if hinted > dataset.version:
+            raise errors.InternalError(
+                f"__manifest at {self.uri} is damaged: its latest_version_hint.json names version "
+                f"{hinted} but the newest readable version is {dataset.version}; refusing to read or "
+                "write a rolled-back namespace (restore the missing _versions/ file)"
+            )
         # A memory:// store lives only while a dataset references it: keep the latest handle.
         self._handle = dataset
         return dataset
@@ -140,13 +139,13 @@ class ManifestTable:
         except (FileNotFoundError, KeyError, ValueError, TypeError):
             return 0
 
-    def _check_truly_absent(self) -> None:
+    def _check_truly_absent(self, hinted: int) -> None:
         """No readable version: fine for a new root, damage when Lance's hint names a version.
 
         Data files alone prove nothing: a writer creating `__manifest` writes them before its
         first version file, and a concurrent reader must not mistake that for damage.
         """
-        if self._hinted_version() > 0:
+        if hinted > 0:
             raise errors.InternalError(
                 f"__manifest at {self.uri} has no readable version file although its "
                 "latest_version_hint.json names one: refusing to start a new, empty namespace over "
