@@ -6,10 +6,9 @@ from dbt.adapters.contracts.relation import RelationType
 
 from dbt.adapters.lancens.column import LancensColumn
 from dbt.adapters.lancens.names import namespace_to_schema
-from dbt.adapters.lancens.namespace import errors
+from dbt.adapters.lancens.namespace import all_pages, errors
 from dbt.adapters.lancens.relation import LancensRelation
 from dbt.adapters.lancens.runtime import LancensRuntime
-from dbt.adapters.lancens.schemas import all_items
 from dbt.adapters.lancens.spark import catalog
 from dbt.adapters.lancens.spark.types import to_spark_type
 
@@ -22,8 +21,8 @@ def list_relations(runtime: LancensRuntime, namespace_id: list[str]) -> list[Lan
     if not namespace.namespace_exists(namespace_id):
         return []
     schema = namespace_to_schema(namespace_id)
-    tables = all_items(namespace.list_tables, namespace_id)
-    views = all_items(namespace.list_views, namespace_id)
+    tables = all_pages(namespace.list_tables, namespace_id)
+    views = all_pages(namespace.list_views, namespace_id)
     return [
         LancensRelation.create(schema=schema, identifier=name, type=RelationType.Table) for name in tables
     ] + [LancensRelation.create(schema=schema, identifier=name, type=RelationType.View) for name in views]

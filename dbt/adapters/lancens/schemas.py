@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from dbt.adapters.lancens.names import namespace_to_schema
-from dbt.adapters.lancens.namespace import DirectoryNamespace, Page, errors
+from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages, errors
 from dbt.adapters.lancens.runtime import LancensRuntime
 from dbt.adapters.lancens.spark import catalog
 
@@ -32,23 +30,11 @@ def list_schemas(namespace: DirectoryNamespace) -> list[str]:
     pending: list[list[str]] = [[]]
     while pending:
         parent = pending.pop()
-        for name in all_items(namespace.list_namespaces, parent):
+        for name in all_pages(namespace.list_namespaces, parent):
             child = [*parent, name]
             found.append(namespace_to_schema(child))
             pending.append(child)
     return sorted(found)
-
-
-def all_items(list_page: Callable[..., Page], parent: list[str]) -> list[str]:
-    """Every item of a paginated engine listing (`list_namespaces`, `list_tables`, `list_views`)."""
-    items: list[str] = []
-    token: str | None = None
-    while True:
-        page = list_page(parent, page_token=token)
-        items.extend(page.items)
-        token = page.next_page_token
-        if not token:
-            return items
 
 
 def drop_schema(runtime: LancensRuntime, namespace_id: list[str]) -> None:
@@ -56,11 +42,11 @@ def drop_schema(runtime: LancensRuntime, namespace_id: list[str]) -> None:
     namespace = runtime.namespace
     if not namespace.namespace_exists(namespace_id):
         return
-    for child in all_items(namespace.list_namespaces, namespace_id):
+    for child in all_pages(namespace.list_namespaces, namespace_id):
         drop_schema(runtime, [*namespace_id, child])
-    for view in all_items(namespace.list_views, namespace_id):
+    for view in all_pages(namespace.list_views, namespace_id):
         namespace.drop_view([*namespace_id, view])
-    for table in all_items(namespace.list_tables, namespace_id):
+    for table in all_pages(namespace.list_tables, namespace_id):
         namespace.drop_table([*namespace_id, table])
     namespace.drop_namespace(namespace_id)
     runtime.spark.sql(f"DROP DATABASE IF EXISTS `{catalog.database_name(namespace_id)}` CASCADE")

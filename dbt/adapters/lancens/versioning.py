@@ -14,7 +14,7 @@ from typing import Any
 import lance
 
 from dbt.adapters.lancens.names import table_id as to_table_id
-from dbt.adapters.lancens.namespace import DirectoryNamespace
+from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
 from dbt.adapters.lancens.runtime import LancensRuntime
 from dbt.adapters.lancens.spark import catalog
@@ -86,16 +86,8 @@ def list_versions(runtime: LancensRuntime, table_id: list[str]) -> list[dict[str
     """One dict per version, oldest first: version, time (UTC ISO), rows, and who made it."""
     namespace = runtime.namespace
     location = namespace.describe_table(table_id).location  # finishes interrupted managed commits
-    versions: list[Any] = []
-    token: str | None = None
-    while True:
-        page = namespace.list_table_versions(table_id, page_token=token)
-        versions.extend(page.items)
-        token = page.next_page_token
-        if not token:
-            break
     rows = []
-    for version in versions:
+    for version in all_pages(namespace.list_table_versions, table_id):
         moment = (
             datetime.fromtimestamp(version.timestamp_millis / 1000, tz=UTC).isoformat(timespec="seconds")
             if version.timestamp_millis is not None

@@ -7,7 +7,14 @@ for the details.
 
 from dbt.adapters.lancens.namespace import errors
 from dbt.adapters.lancens.namespace.directory import DirectoryNamespace
-from dbt.adapters.lancens.namespace.models import NamespaceInfo, ObjectEntry, Page, TableInfo, ViewInfo
+from dbt.adapters.lancens.namespace.models import (
+    NamespaceInfo,
+    ObjectEntry,
+    Page,
+    TableInfo,
+    ViewInfo,
+    all_pages,
+)
 from dbt.adapters.lancens.namespace.versions import TableVersion
 
 __all__ = [
@@ -18,5 +25,6 @@ __all__ = [
     "TableInfo",
     "TableVersion",
     "ViewInfo",
+    "all_pages",
     "errors",
 ]

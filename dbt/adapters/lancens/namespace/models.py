@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,19 @@ class Page:
 
     items: list[Any]
     next_page_token: str | None = None
+
+
+def all_pages(list_page: Callable[..., Page], id: Sequence[str]) -> list[Any]:  # noqa: A002
+    """Every item of a paginated listing (`list_namespaces`, `list_tables`, `list_views`,
+    `list_table_versions`), following `next_page_token` to the end."""
+    items: list[Any] = []
+    token: str | None = None
+    while True:
+        page = list_page(id, page_token=token)
+        items.extend(page.items)
+        token = page.next_page_token
+        if not token:
+            return items
 
 
 @dataclass(frozen=True)

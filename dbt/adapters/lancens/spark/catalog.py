@@ -16,7 +16,7 @@ Engine views become Spark views with the engine's SQL.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pyspark.errors import AnalysisException
@@ -139,24 +139,17 @@ def sync_view(spark: SparkSession, ns: DirectoryNamespace, view_id: Sequence[str
     spark.sql(f"CREATE VIEW {qualified_name(view_id)} AS {view.sql}")
 
 
-def _pages(listing: Any, namespace: list[str]) -> Iterator[str]:
-    token = None
-    while True:
-        page = listing(namespace, page_token=token)
-        yield from page.items
-        token = page.next_page_token
-        if not token:
-            return
-
-
 def sync_namespace(spark: SparkSession, ns: DirectoryNamespace, namespace_id: Sequence[str]) -> None:
     """Mirror one namespace: its database, its tables and its views (not child namespaces)."""
+    # Imported here, like lance elsewhere in this package: Spark's daemon must not load Lance.
+    from dbt.adapters.lancens.namespace import all_pages
+
     namespace = list(namespace_id)
     _ensure_database(spark, namespace)
-    for name in _pages(ns.list_tables, namespace):
+    for name in all_pages(ns.list_tables, namespace):
         sync_table(spark, ns, [*namespace, name])
     if ns.manifest_enabled:
-        for name in _pages(ns.list_views, namespace):
+        for name in all_pages(ns.list_views, namespace):
             sync_view(spark, ns, [*namespace, name])
 
 
