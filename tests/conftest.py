@@ -83,3 +83,18 @@ def spark():
     from dbt.adapters.lancens.spark import get_or_create_session
 
     return get_or_create_session(master="local[2]")
+
+
+@pytest.fixture(autouse=True)
+def _forget_standalone_dbt_adapters(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Unregister the adapter a test's own `run_dbt --project-dir …` left behind.
+
+    dbt keeps one adapter per type for the process and `register_adapter` keeps an existing one, so
+    a later class's `project` fixture would silently get the previous test's adapter, profile and
+    namespace root. Tests on the `project` fixture are cleaned up by that fixture instead.
+    """
+    yield
+    if "project" not in request.fixturenames:
+        from dbt.adapters.factory import reset_adapters
+
+        reset_adapters()
