@@ -60,7 +60,9 @@ def apply(
     if spec.strategy not in STRATEGIES:
         raise ValueError(f"incremental_strategy must be one of {STRATEGIES}, got {spec.strategy!r}")
     rows = frame.toArrow()
-    target = _sync_schema(runtime, merge.open_target(runtime, table_id), rows.schema, spec, properties)
+    target = merge.open_target(runtime, table_id)
+    _require_key_columns(spec, rows.schema, target.dataset.schema)
+    target = _sync_schema(runtime, target, rows.schema, spec, properties)
     rows = merge.conform(rows, target.dataset.schema)
     version = _STRATEGY[spec.strategy](runtime, target, target_sql, rows, spec, properties)
     return version, rows.num_rows
@@ -71,6 +73,20 @@ def model_frame(runtime: LancensRuntime, compiled_code: str, language: str, name
     if language == "python":
         return python_models.run_python_model(runtime, compiled_code, name)
     return runtime.sql(compiled_code)
+
+
+def _require_key_columns(spec: Spec, source: pa.Schema, target: pa.Schema) -> None:
+    """A `unique_key` or `partition_by` column must be in the model and the table, even when this run
+    has no rows to apply: a typo must fail on the first incremental run, not when data arrives."""
+    named = {"unique_key": spec.unique_key, "partition_by": spec.partition_by}
+    for config, columns in named.items():
+        for column in columns:
+            for what, schema in (("the model's result", source), ("the table", target)):
+                if column.lower() not in {name.lower() for name in schema.names}:
+                    raise CompilationError(
+                        f"{config} column {column!r} is not a column of {what} "
+                        f"(columns: {', '.join(schema.names)})"
+                    )
 
 
 def _sync_schema(

@@ -12,16 +12,28 @@ import re
 from dbt_common.exceptions import DbtRuntimeError
 
 _LEVEL = re.compile(r"^[a-z0-9](?:[a-z0-9_]*[a-z0-9])?$")
+_TABLE = re.compile(r"^[a-z0-9_]+$")
 
 
 def validate_level(level: str, what: str) -> str:
+    """A namespace level: `__` would be ambiguous once levels are joined into one Spark database name."""
     if not _LEVEL.match(level) or "__" in level:
         raise DbtRuntimeError(
-            f"Invalid {what} {level!r}: dbt-lancens names use lower-case letters, digits and single "
-            "underscores (no leading, trailing or double underscore), because namespace levels are "
-            "joined with '__' in Spark database names"
+            f"Invalid {what} {level!r}: dbt-lancens schema levels use lower-case letters, digits and "
+            "single underscores (no leading, trailing or double underscore), because namespace "
+            "levels are joined with '__' in Spark database names"
         )
     return level
+
+
+def validate_table_name(name: str) -> str:
+    """A table name: one Spark identifier (lower case, as Spark resolves names case-insensitively)."""
+    if not _TABLE.match(name):
+        raise DbtRuntimeError(
+            f"Invalid table name {name!r}: dbt-lancens table names use lower-case letters, digits "
+            "and underscores, so Spark SQL can name them unquoted"
+        )
+    return name
 
 
 def schema_to_namespace(schema: str) -> list[str]:
@@ -36,4 +48,4 @@ def namespace_to_schema(namespace_id: list[str]) -> str:
 
 
 def table_id(schema: str, identifier: str) -> list[str]:
-    return [*schema_to_namespace(schema), validate_level(identifier, "table name")]
+    return [*schema_to_namespace(schema), validate_table_name(identifier)]

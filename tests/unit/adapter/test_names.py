@@ -1,5 +1,7 @@
 """dbt schema and table names map to namespace ids, and bad names fail with the level named."""
 
+import re
+
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
@@ -31,5 +33,8 @@ def test_bad_schema_names_are_rejected_with_the_level_named(schema: str) -> None
 
 def test_table_id_validates_the_table_name() -> None:
     assert table_id("analytics.marts", "orders") == ["analytics", "marts", "orders"]
-    with pytest.raises(DbtRuntimeError, match="'Orders'"):
-        table_id("analytics", "Orders")
+    # Only namespace levels are joined with `__`: a table name may contain it.
+    assert table_id("analytics", "one_str__overwrite") == ["analytics", "one_str__overwrite"]
+    for bad in ("Orders", "a-b", "a.b", "a$b", ""):
+        with pytest.raises(DbtRuntimeError, match=re.escape(f"Invalid table name {bad!r}")):
+            table_id("analytics", bad)

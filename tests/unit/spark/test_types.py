@@ -132,6 +132,13 @@ def test_append_rejects_unknown_columns() -> None:
         lance_write_schema(pa.schema([("a", pa.int64()), ("b", pa.string())]), existing, {}, append=True)
 
 
+def test_written_columns_are_nullable_even_when_spark_says_not_null() -> None:
+    """`1 AS id` is NOT NULL to Spark; the table must still take nulls from a later merge."""
+    incoming = pa.schema([pa.field("id", pa.int32(), nullable=False), pa.field("name", pa.string())])
+    written = lance_write_schema(incoming, None, {}, append=False)
+    assert [field.nullable for field in written] == [True, True]
+
+
 def test_conform_passes_a_matching_batch_through_and_casts_otherwise() -> None:
     schema = pa.schema([("id", pa.int64()), ("name", pa.string())])
     batch = pa.record_batch([pa.array([1, 2]), pa.array(["a", None])], schema=schema)

@@ -181,6 +181,7 @@ def lance_write_schema(
     On overwrite a column keeps its previous Lance type whenever Spark sees both as the same type,
     so reading and overwriting a table does not silently turn vectors into variable-length lists,
     and keeps its field metadata (column comments), so a rebuild does not lose documentation.
+    Top-level columns are always written nullable.
     """
     if append and existing is not None:
         incoming_names = {name.lower() for name in incoming.names}
@@ -197,5 +198,7 @@ def lance_write_schema(
     for field in incoming:
         old = previous.get(field.name.lower())
         new_type = _write_type(field.type, old.type if old else None, sizes.get(field.name.lower()))
-        fields.append(pa.field(field.name, new_type, field.nullable, metadata=old.metadata if old else None))
+        # Nullable, whatever Spark inferred (as Delta Lake does): `1 AS x` is non-nullable to Spark,
+        # but a later append or merge that lacks `x` must still be able to write nulls into it.
+        fields.append(pa.field(field.name, new_type, True, metadata=old.metadata if old else None))
     return pa.schema(fields)
