@@ -3,21 +3,32 @@
 The suite's `setUp` fixture creates `seed_expected` with Postgres DDL (`TEXT`, `TIMESTAMP WITHOUT
 TIME ZONE`, two statements in one call); here the same rows (the suite's own VALUES list) are built
 with Spark SQL and written as a Lance table, so `check_relations_equal` compares the same data.
-The column-type class gets its expected types in Spark's names (what dbt-spark reports too).
-
-BaseBasicSeedTests is left out: its `--full-refresh` case expects the seed's downstream model to be
-dropped with it (Postgres `drop ... cascade`); on Lance a full refresh is the same table's next
-version, so dependents stay (TestSeedEdgeCases checks that version).
+The column-type class gets its expected types in Spark's names (what dbt-spark reports too), and
+the custom-schema class gets dbt's default `generate_schema_name` (`<target>_<custom>`) through its
+`macros` fixture, since dbt-lancens nests custom schemas instead.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import lance
 import pytest
 from dbt.tests.adapter.simple_seed import seeds
-from dbt.tests.adapter.simple_seed.test_seed import BaseSeedWithUniqueDelimiter, BaseTestEmptySeed
+from dbt.tests.adapter.simple_seed.test_seed import (
+    BaseBasicSeedTests,
+    BaseSeedConfigFullRefreshOff,
+    BaseSeedConfigFullRefreshOn,
+    BaseSeedCustomSchema,
+    BaseSeedParsing,
+    BaseSeedWithEmptyDelimiter,
+    BaseSeedWithUniqueDelimiter,
+    BaseSeedWithWrongDelimiter,
+    BaseSimpleSeedEnabledViaConfig,
+    BaseSimpleSeedWithBOM,
+    BaseTestEmptySeed,
+)
 from dbt.tests.adapter.simple_seed.test_seed_type_override import BaseSimpleSeedColumnOverride
 from dbt.tests.util import run_dbt
 
@@ -38,10 +49,65 @@ def _create_seed_expected(project) -> None:
         adapter.write_relation(relation, sql)
 
 
-class TestSeedWithUniqueDelimiter(BaseSeedWithUniqueDelimiter):
+class SeedExpectedInLance:
+    """Replaces the suite's Postgres `setUp` with the same rows written as a Lance table."""
+
     @pytest.fixture(scope="class", autouse=True)
     def setUp(self, project) -> None:
         _create_seed_expected(project)
+
+
+class TestBasicSeedTests(SeedExpectedInLance, BaseBasicSeedTests):
+    pass
+
+
+class TestSeedConfigFullRefreshOn(SeedExpectedInLance, BaseSeedConfigFullRefreshOn):
+    pass
+
+
+class TestSeedConfigFullRefreshOff(SeedExpectedInLance, BaseSeedConfigFullRefreshOff):
+    pass
+
+
+DEFAULT_SCHEMA_NAMES = """
+{% macro generate_schema_name(custom_schema_name, node) -%}
+  {{ target.schema }}{% if custom_schema_name %}_{{ custom_schema_name | trim }}{% endif %}
+{%- endmacro %}
+"""
+
+
+class TestSeedCustomSchema(SeedExpectedInLance, BaseSeedCustomSchema):
+    @pytest.fixture(scope="class")
+    def macros(self) -> dict[str, str]:
+        return {"generate_schema_name.sql": DEFAULT_SCHEMA_NAMES}
+
+
+class TestSeedWithUniqueDelimiter(SeedExpectedInLance, BaseSeedWithUniqueDelimiter):
+    pass
+
+
+class TestSeedWithWrongDelimiter(SeedExpectedInLance, BaseSeedWithWrongDelimiter):
+    pass
+
+
+class TestSeedWithEmptyDelimiter(SeedExpectedInLance, BaseSeedWithEmptyDelimiter):
+    pass
+
+
+class TestSimpleSeedEnabledViaConfig(BaseSimpleSeedEnabledViaConfig):
+    pass
+
+
+class TestSeedParsing(SeedExpectedInLance, BaseSeedParsing):
+    pass
+
+
+class TestSimpleSeedWithBOM(BaseSimpleSeedWithBOM):
+    @pytest.fixture(scope="class", autouse=True)
+    def setUp(self, project) -> None:
+        _create_seed_expected(project)
+        bom_file = Path(seeds.__file__).parent / "seed_bom.csv"
+        shutil.copy(bom_file, Path(project.project_root) / "seeds" / "seed_bom.csv")
 
 
 class TestEmptySeed(BaseTestEmptySeed):

@@ -13,7 +13,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkConnectionManager
 from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 
-from dbt.adapters.lancens import dml
+from dbt.adapters.lancens import ddl, dml
 from dbt.adapters.lancens.credentials import LancensCredentials, redact_secrets
 from dbt.adapters.lancens.runtime import LancensRuntime, get_runtime
 from dbt.adapters.lancens.spark_errors import spark_error_message
@@ -43,6 +43,11 @@ class SparkSqlHandle:
             return
         if dml.is_row_level(statement):
             dml.execute(self.runtime, statement)
+            self._description, self._rows = [], []
+            return
+        namespace_ddl = ddl.parse_namespace_ddl(self.runtime, statement)
+        if namespace_ddl is not None:
+            ddl.execute(self.runtime, namespace_ddl)
             self._description, self._rows = [], []
             return
         frame = self.runtime.sql(statement)

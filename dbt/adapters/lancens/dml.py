@@ -41,7 +41,7 @@ def parse(runtime: LancensRuntime, statement: str) -> RowLevelStatement:
     if kind == "UpdateTable":
         assignments = [
             (assignment.key().sql().strip("`"), assignment.value().sql())
-            for assignment in _scala_list(plan.assignments())
+            for assignment in scala_list(plan.assignments())
         ]
         condition = plan.condition().get().sql() if plan.condition().isDefined() else "true"
     elif kind == "DeleteFromTable":
@@ -51,7 +51,7 @@ def parse(runtime: LancensRuntime, statement: str) -> RowLevelStatement:
     relation = plan.table()
     while relation.getClass().getSimpleName() == "SubqueryAlias":  # UPDATE t AS x ...
         relation = relation.child()
-    return RowLevelStatement(list(_scala_list(relation.multipartIdentifier())), assignments, condition)
+    return RowLevelStatement(list(scala_list(relation.multipartIdentifier())), assignments, condition)
 
 
 def execute(runtime: LancensRuntime, statement: str) -> int:
@@ -90,7 +90,7 @@ def _new_content(
     return runtime.sql(f"SELECT {', '.join(columns)} FROM {name}")
 
 
-def _scala_list(sequence: object) -> list:
+def scala_list(sequence: object) -> list:
     iterator = sequence.iterator()  # type: ignore[attr-defined]
     items = []
     while iterator.hasNext():

@@ -89,6 +89,12 @@ class LancensAdapter(SparkAdapter):
         self.cache_dropped(relation)
         relation_ops.drop_relation(self.runtime, relation, on_drop)  # type: ignore[arg-type]
 
+    @available
+    def drop_dependent_views(self, relation: LancensRelation) -> None:
+        """Drop the views that read `relation` (a seed's `--full-refresh` cascades to them)."""
+        for view in relation_ops.drop_dependent_views(self.runtime, relation):
+            self.cache_dropped(view)
+
     def rename_relation(self, from_relation: BaseRelation, to_relation: BaseRelation) -> None:
         self.cache_renamed(from_relation, to_relation)
         relation_ops.rename_relation(self.runtime, from_relation, to_relation)  # type: ignore[arg-type]
@@ -126,12 +132,13 @@ class LancensAdapter(SparkAdapter):
         column_types: dict[str, str] | None = None,
         delimiter: str = ",",
         provenance: dict[str, Any] | None = None,
+        quote_columns: bool | None = None,
     ) -> AdapterResponse:
         """Load a seed CSV through Arrow as the table's next version (one commit)."""
         runtime = self.runtime
         self._require_publish_hooks(runtime)
         with self.connections.exception_handler(f"load seed {csv_path}"):
-            data = seeds.read_seed_csv(runtime.spark, csv_path, column_types, delimiter)
+            data = seeds.read_seed_csv(runtime.spark, csv_path, column_types, delimiter, quote_columns)
             version = writes.write_arrow(runtime, relation.table_id, data, _provenance(provenance))
         self.cache_added(relation.incorporate(type="table"))
         rows = data.num_rows

@@ -30,7 +30,7 @@ def list_relations(runtime: LancensRuntime, namespace_id: list[str]) -> list[Lan
 
 def columns_of(runtime: LancensRuntime, relation: LancensRelation) -> list[LancensColumn]:
     """Columns in table order with Spark's type names; [] when the relation does not exist."""
-    if relation.type == RelationType.View or _is_view(runtime, relation.table_id):
+    if relation.type == RelationType.View or is_view(runtime, relation.table_id):
         fields = [
             (f.name, f.dataType.simpleString()) for f in runtime.sql(f"SELECT * FROM {relation}").schema
         ]
@@ -53,7 +53,7 @@ def columns_of(runtime: LancensRuntime, relation: LancensRelation) -> list[Lance
     ]
 
 
-def _is_view(runtime: LancensRuntime, object_id: list[str]) -> bool:
+def is_view(runtime: LancensRuntime, object_id: list[str]) -> bool:
     try:
         runtime.namespace.describe_view(object_id)
     except errors.NamespaceError:
@@ -68,7 +68,7 @@ def drop_relation(runtime: LancensRuntime, relation: LancensRelation, on_drop: s
     namespace = runtime.namespace
     object_id = relation.table_id
     database = catalog.database_name(relation.namespace_id)
-    if _is_view(runtime, object_id):
+    if is_view(runtime, object_id):
         namespace.drop_view(object_id)
         runtime.spark.sql(f"DROP VIEW IF EXISTS `{database}`.`{relation.identifier}`")
         return
@@ -83,10 +83,39 @@ def drop_relation(runtime: LancensRuntime, relation: LancensRelation, on_drop: s
         catalog.forget_table(runtime.spark, object_id)
 
 
+def drop_dependent_views(runtime: LancensRuntime, relation: LancensRelation) -> list[LancensRelation]:
+    """Drop every view that reads `relation`, directly or through other views; return them.
+
+    A seed's `--full-refresh` is dbt's "drop and re-create", which cascades to dependent views on
+    the warehouses dbt was designed on; the namespace knows each view's `base_objects`, so the
+    cascade is exact. Tables built from the relation are copies and stay."""
+    views = {
+        tuple(entry.id): [tuple(base) for base in entry.base_objects]
+        for entry in runtime.namespace.list_objects()
+        if entry.object_type == "view"
+    }
+    doomed: list[tuple[str, ...]] = []
+    frontier = [tuple(relation.table_id)]
+    while frontier:
+        base = frontier.pop()
+        for view, bases in views.items():
+            if base in bases and view not in doomed:
+                doomed.append(view)
+                frontier.append(view)
+    dropped = []
+    for view in doomed:
+        dependent = LancensRelation.create(
+            schema=".".join(view[:-1]), identifier=view[-1], type=RelationType.View
+        )
+        drop_relation(runtime, dependent)
+        dropped.append(dependent)
+    return dropped
+
+
 def rename_relation(runtime: LancensRuntime, source: LancensRelation, target: LancensRelation) -> None:
     """Rename a table through the engine (no data copy) or re-create a view under its new name."""
     namespace = runtime.namespace
-    if _is_view(runtime, source.table_id):
+    if is_view(runtime, source.table_id):
         view = namespace.describe_view(source.table_id)
         namespace.create_view(
             target.table_id, view.sql, base_objects=view.base_objects, properties=view.properties

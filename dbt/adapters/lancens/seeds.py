@@ -9,18 +9,47 @@ malformed file fails naming itself and leaves the table at its current version.
 from __future__ import annotations
 
 import csv
+import re
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
+from dbt_common.exceptions import CompilationError
 from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import to_arrow_type
 from pyspark.sql.types import DataType
 
+_UNQUOTED_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+
+
+def check_delimiter(delimiter: str) -> None:
+    """A seed's `delimiter` config is one character (a config mistake, caught before reading)."""
+    if len(delimiter) != 1:
+        raise CompilationError(f"seed config `delimiter` must be exactly one character, got {delimiter!r}")
+
+
+def check_unquoted_names(path: str, names: list[str]) -> None:
+    """With `quote_columns: false` every column name must be a plain SQL identifier.
+
+    Such a name is written into SQL unquoted, so a header like `id|name` (most often a wrong
+    `delimiter`) is a syntax error: say so before anything is written."""
+    bad = [name for name in names if not _UNQUOTED_NAME.match(name)]
+    if bad:
+        raise ValueError(
+            f"Syntax error in seed {path}: with quote_columns: false, column names must be plain SQL "
+            f"identifiers (letters, digits, underscores), got {bad}; check the seed's delimiter or "
+            "set quote_columns: true"
+        )
+
 
 def read_seed_csv(
-    spark: SparkSession, path: str, column_types: dict[str, str] | None = None, delimiter: str = ","
+    spark: SparkSession,
+    path: str,
+    column_types: dict[str, str] | None = None,
+    delimiter: str = ",",
+    quote_columns: bool | None = None,
 ) -> pa.Table:
     """Parse the seed file into an Arrow table whose types Spark reads back as dbt-spark would."""
+    check_delimiter(delimiter)
     declared = {name: _arrow_type(spark, name, type_name) for name, type_name in (column_types or {}).items()}
     # A `date` column may hold date-times (Spark's CAST to date keeps the day); pyarrow's date
     # parser refuses them, so such columns are parsed as timestamps and cut to the day below.
@@ -45,6 +74,8 @@ def read_seed_csv(
             raise ValueError(f"Could not load seed file {path}: {exc}") from exc
         # pyarrow cannot infer a column count without a data row; dbt makes an empty table.
         table = pa.table({name: pa.array([], declared.get(name, pa.string())) for name in header})
+    if quote_columns is False:
+        check_unquoted_names(path, table.column_names)
     unknown = sorted(set(declared) - set(table.column_names))
     if unknown:
         raise ValueError(f"Seed {path}: column_types names columns the file does not have: {unknown}")

@@ -1,5 +1,7 @@
 {#-- A seed is read by Arrow from its CSV file and committed as the table's next Lance version.
-     `--full-refresh` and a plain re-run both replace the rows; history keeps the old versions. --#}
+     `--full-refresh` and a plain re-run both replace the rows; history keeps the old versions.
+     `--full-refresh` is dbt's drop-and-recreate, so the views that read the seed are dropped with it
+     (as `drop ... cascade` does); the next `dbt run` re-creates them. --#}
 {% materialization seed, adapter='lancens' %}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
@@ -9,6 +11,8 @@
 
   {% if existing_relation is not none and existing_relation.is_view %}
     {% do adapter.drop_relation(existing_relation) %}
+  {% elif existing_relation is not none and should_full_refresh() %}
+    {% do adapter.drop_dependent_views(existing_relation) %}
   {% endif %}
 
   {%- set response = adapter.load_seed(
@@ -16,7 +20,8 @@
         csv_path,
         config.get('column_types', {}),
         config.get('delimiter', ','),
-        lancens_provenance()) -%}
+        lancens_provenance(),
+        config.get('quote_columns')) -%}
   {% do store_result('main', response=response) %}
   {#-- dbt's seed task expects this result; the rows went through Arrow, not agate. --#}
   {% do store_result('agate_table', response='OK') %}

@@ -1,0 +1,154 @@
+"""DDL written as SQL (hooks, `run-operation`, `run_query`) applied to the namespace, not to Spark.
+
+Spark's session catalog is an in-memory mirror of the namespace: `DROP SCHEMA ... CASCADE` run by
+Spark would forget the database and leave every Lance table in place, and `CREATE TABLE` would make
+a Spark-managed table outside the root. These statements are therefore read with Spark's own parser
+and carried out by the engine (the catalog mirror follows):
+
+* `DROP SCHEMA|DATABASE [IF EXISTS] s [CASCADE]`, `DROP TABLE|VIEW [IF EXISTS] s.t`
+* `CREATE TABLE [IF NOT EXISTS] s.t (column type, ...)`: an empty Lance table (version 1)
+* `ALTER TABLE s.t ADD COLUMN[S] ...`: all-null columns through Lance schema evolution
+
+Any other DDL goes to Spark unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from dbt_common.exceptions import DbtRuntimeError
+from pyspark.sql import types as T
+
+from dbt.adapters.lancens import merge, schema_evolution, schemas
+from dbt.adapters.lancens.dml import scala_list
+from dbt.adapters.lancens.names import validate_table_name
+from dbt.adapters.lancens.relation import LancensRelation
+from dbt.adapters.lancens.relation_ops import drop_relation, is_view
+from dbt.adapters.lancens.runtime import LancensRuntime
+from dbt.adapters.lancens.spark import catalog
+from dbt.adapters.lancens.spark.types import spark_arrow_schema
+from dbt.adapters.lancens.writes import write_arrow
+
+_LEADING_COMMENTS = re.compile(r"^(?:\s+|/\*.*?\*/|--[^\n]*\n?)*", re.DOTALL)
+_CANDIDATE = re.compile(r"^(drop|create\s+table|alter\s+table)\b", re.IGNORECASE)
+_HANDLED = ("DropNamespace", "DropTable", "DropView", "CreateTable", "AddColumns")
+
+
+def parse_namespace_ddl(runtime: LancensRuntime, statement: str) -> Any | None:
+    """Spark's logical plan for `statement` when it is DDL this module applies, else None."""
+    if not _CANDIDATE.match(_LEADING_COMMENTS.sub("", statement, count=1)):
+        return None
+    parser = runtime.spark._jsparkSession.sessionState().sqlParser()  # type: ignore[attr-defined]
+    plan = parser.parsePlan(statement)
+    return plan if plan.getClass().getSimpleName() in _HANDLED else None
+
+
+def execute(runtime: LancensRuntime, plan: Any) -> None:
+    """Carry out a plan returned by `parse_namespace_ddl` through the engine."""
+    kind = plan.getClass().getSimpleName()
+    if kind == "DropNamespace":
+        _drop_namespace(runtime, plan)
+    elif kind in ("DropTable", "DropView"):
+        _drop_relation(runtime, plan)
+    elif kind == "CreateTable":
+        _create_table(runtime, plan)
+    else:
+        _add_columns(runtime, plan)
+
+
+def _drop_namespace(runtime: LancensRuntime, plan: Any) -> None:
+    namespace_id = _namespace_id(scala_list(plan.namespace().multipartIdentifier()))
+    exists = runtime.namespace.namespace_exists(namespace_id)
+    if not exists and not plan.ifExists():
+        raise DbtRuntimeError(f"DROP SCHEMA: namespace {'.'.join(namespace_id)} does not exist")
+    if exists and not plan.cascade() and not _is_empty(runtime, namespace_id):
+        raise DbtRuntimeError(
+            f"DROP SCHEMA: namespace {'.'.join(namespace_id)} is not empty; add CASCADE to drop its "
+            "tables, views and child namespaces"
+        )
+    schemas.drop_schema(runtime, namespace_id)
+
+
+def _drop_relation(runtime: LancensRuntime, plan: Any) -> None:
+    table_id = _table_id(scala_list(plan.child().nameParts()))
+    if (
+        not plan.ifExists()
+        and not runtime.namespace.table_exists(table_id)
+        and not is_view(runtime, table_id)
+    ):
+        raise DbtRuntimeError(f"DROP: {'.'.join(table_id)} does not exist")
+    relation = LancensRelation.create(schema=".".join(table_id[:-1]), identifier=table_id[-1])
+    drop_relation(runtime, relation)
+
+
+def _create_table(runtime: LancensRuntime, plan: Any) -> None:
+    table_id = _table_id(scala_list(plan.name().nameParts()))
+    provider = plan.tableSpec().provider()
+    if provider.isDefined() and provider.get().lower() != "lance":
+        raise DbtRuntimeError(
+            f"CREATE TABLE {'.'.join(table_id)} USING {provider.get()}: tables in a dbt-lancens "
+            "root are Lance tables (leave out USING)"
+        )
+    if runtime.namespace.table_exists(table_id):
+        if plan.ignoreIfExists():
+            return
+        raise DbtRuntimeError(f"CREATE TABLE: {'.'.join(table_id)} already exists")
+    # VARCHAR(n)/CHAR(n) are strings to Lance, as they are to Spark's readers.
+    schema_json = _char_varchar(runtime).replaceCharVarcharWithStringInSchema(plan.tableSchema()).json()
+    schema = spark_arrow_schema(T.StructType.fromJson(json.loads(schema_json)))
+    write_arrow(runtime, table_id, schema.empty_table(), {"dbt_lancens_statement": "CREATE TABLE"})
+
+
+def _add_columns(runtime: LancensRuntime, plan: Any) -> None:
+    table_id = _table_id(scala_list(plan.table().multipartIdentifier()))
+    fields = []
+    for column in scala_list(plan.columnsToAdd()):
+        if column.default().isDefined():
+            raise DbtRuntimeError(
+                f"ALTER TABLE {'.'.join(table_id)} ADD COLUMN {column.colName()}: DEFAULT values are "
+                "not supported on Lance tables (existing rows get NULL); leave out DEFAULT"
+            )
+        spark_type = _char_varchar(runtime).replaceCharVarcharWithString(column.dataType())
+        struct = T.StructType.fromJson(
+            {
+                "type": "struct",
+                "fields": [
+                    {
+                        "name": column.colName(),
+                        "type": json.loads(spark_type.json()),
+                        "nullable": True,
+                        "metadata": {},
+                    }
+                ],
+            }
+        )
+        fields.append(spark_arrow_schema(struct).field(0))
+    target = merge.open_target(runtime, table_id)
+    schema_evolution.evolve(runtime, target, fields, [], {"dbt_lancens_statement": "ALTER TABLE ADD COLUMNS"})
+
+
+def _is_empty(runtime: LancensRuntime, namespace_id: list[str]) -> bool:
+    namespace = runtime.namespace
+    return not (
+        namespace.list_tables(namespace_id, limit=1).items
+        or namespace.list_views(namespace_id, limit=1).items
+        or namespace.list_namespaces(namespace_id, limit=1).items
+    )
+
+
+def _char_varchar(runtime: LancensRuntime) -> Any:
+    return runtime.spark._jvm.org.apache.spark.sql.catalyst.util.CharVarcharUtils  # type: ignore[attr-defined]
+
+
+def _namespace_id(parts: list[str]) -> list[str]:
+    if len(parts) != 1:
+        raise DbtRuntimeError(f"expected one Spark database name, got {'.'.join(parts)}")
+    return catalog.namespace_id(parts[0])
+
+
+def _table_id(parts: list[str]) -> list[str]:
+    if len(parts) != 2:
+        raise DbtRuntimeError(f"expected a table named database.table, got {'.'.join(parts)}")
+    return [*_namespace_id(parts[:1]), validate_table_name(parts[1].lower())]
