@@ -8,6 +8,7 @@ registered twice.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -193,6 +194,18 @@ def check_namespace(ns: DirectoryNamespace) -> dict[tuple[str, ...], int]:
         for view in ns.list_views(namespace_id).items:
             assert ns.describe_view([*namespace_id, view]).sql
     return counts
+
+
+def tree(root: str) -> dict[str, str]:
+    """Every file under `root` with its content hash: 'changes nothing' means this is equal."""
+    files: dict[str, str] = {}
+    if os.path.isfile(root):
+        return {root: hashlib.sha256(Path(root).read_bytes()).hexdigest()}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            files[os.path.relpath(path, root)] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return files
 
 
 def wait_for(predicate, what: str, timeout: float = 240, process: subprocess.Popen | None = None) -> None:

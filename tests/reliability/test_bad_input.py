@@ -8,9 +8,7 @@ user sees and that every byte under the root is as it was before.
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,22 +19,16 @@ import pytest
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 from tests.reliability.dbt_many import MARKER
-from tests.reliability.helpers import Project, check_namespace, dbt_env, make_project
+from tests.reliability.helpers import Project, check_namespace, dbt_env, make_project, tree
 
 GOOD_SQL = "{{ config(materialized='table') }}\nselect 1 as id union all select 2 as id\n"
+# An incremental model whose SQL no longer matches its table: the table has (id, old_col), the
+# model selects (id, new_col).
+DRIFTED_SQL = (
+    "{{ config(materialized='incremental', incremental_strategy='merge', unique_key='id', "
+    "on_schema_change='fail') }}\nselect cast(3 as bigint) as id, 'c' as new_col\n"
+)
 ROWS = pa.table({"id": pa.array([1, 2], pa.int32())})
-
-
-def tree(root: str) -> dict[str, str]:
-    """Every file under `root` with its content hash: 'changes nothing' means this is equal."""
-    files: dict[str, str] = {}
-    if os.path.isfile(root):
-        return {root: hashlib.sha256(Path(root).read_bytes()).hexdigest()}
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = os.path.join(folder, name)
-            files[os.path.relpath(path, root)] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    return files
 
 
 def _project(base: Path, name: str, root: str) -> Project:
@@ -68,7 +60,7 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     inputs = _project(base, "inputs", str(inputs_root))
     inputs.write("models/good.sql", "{{ config(materialized='table') }}\nselect no_such_column from range(3)")
     inputs.write("seeds/ok.csv", "a,b\n1,2\n3,4,5\n")
-    inputs.write("models/bad__name.sql", GOOD_SQL)
+    inputs.write("models/bad-name.sql", GOOD_SQL)
     # dbt creates every schema before any node runs, so a bad schema fails the whole invocation.
     schema = make_project(base / "schema", str(inputs_root), sample=False)
     schema.write("models/odd_schema.sql", "{{ config(schema='bad__level') }}\nselect 1 as id")
@@ -87,11 +79,18 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     _latest_manifest(missing_root).unlink()
     missing = _project(base, "missing", str(missing_root))
 
+    drift_root = base / "drift_root"
+    drift_ns = _seeded_root(drift_root)
+    drift_ns.create_table(["analytics", "drifted"], pa.table({"id": [1, 2], "old_col": ["a", "b"]}))
+    drift = _project(base, "drift", str(drift_root))
+    drift.write("models/drifted.sql", DRIFTED_SQL)
+
     roots = {
         "inputs": str(inputs_root),
         "file": str(file_root),
         "corrupt": str(corrupt_root),
         "missing": str(missing_root),
+        "drift": str(drift_root),
     }
     before = {name: tree(root) for name, root in roots.items()}
     plan = [
@@ -100,6 +99,7 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         [str(file_project.path), "run"],
         [str(corrupt.path), "run"],
         [str(missing.path), "run"],
+        [str(drift.path), "run", "--select", "drifted"],
     ]
     done = subprocess.run(
         [sys.executable, str(Path(__file__).parent / "dbt_many.py"), json.dumps(plan)],
@@ -114,7 +114,9 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     outcomes = json.loads(lines[-1][len(MARKER) :])
     print(json.dumps(outcomes, indent=1))
     return {
-        "outcomes": dict(zip(["inputs", "schema", "file", "corrupt", "missing"], outcomes, strict=True)),
+        "outcomes": dict(
+            zip(["inputs", "schema", "file", "corrupt", "missing", "drift"], outcomes, strict=True)
+        ),
         "before": before,
         "roots": roots,
     }
@@ -131,8 +133,8 @@ def test_bad_inputs_fail_clearly_and_change_nothing(cases: dict[str, Any]) -> No
     assert nodes["good"]["status"] == "error" and "no_such_column" in nodes["good"]["message"]
     assert nodes["ok"]["status"] == "error"
     assert "Expected 2 columns" in nodes["ok"]["message"] and "ok.csv" in nodes["ok"]["message"]
-    assert nodes["bad__name"]["status"] == "error"
-    assert "Invalid table name 'bad__name'" in nodes["bad__name"]["message"]
+    assert nodes["bad-name"]["status"] == "error"
+    assert "Invalid table name 'bad-name'" in nodes["bad-name"]["message"]
     schema = cases["outcomes"]["schema"]
     assert not schema["success"]
     assert "Invalid schema level 'bad__level'" in schema["exception"], schema
@@ -159,3 +161,17 @@ def test_corrupt_manifest_version(cases: dict[str, Any]) -> None:
 def test_missing_manifest_version(cases: dict[str, Any]) -> None:
     assert not cases["outcomes"]["missing"]["success"]
     _unchanged(cases, "missing")
+
+
+def test_schema_change_under_on_schema_change_fail(cases: dict[str, Any]) -> None:
+    outcome = cases["outcomes"]["drift"]
+    assert not outcome["success"]
+    node = outcome["nodes"]["drifted"]
+    assert node["status"] == "error"
+    message = node["message"]
+    assert "out of sync" in message, message
+    assert "New columns in the model: ['new_col']" in message, message
+    assert "columns the model no longer has: ['old_col']" in message, message
+    _unchanged(cases, "drift")
+    counts = check_namespace(DirectoryNamespace(cases["roots"]["drift"]))
+    assert counts[("analytics", "drifted")] == 2
