@@ -46,6 +46,15 @@ class TestNamespaceDdl:
             project.run_sql(f"create table {schema}.other (id INTEGER) using parquet")
         assert not ns.table_exists([schema, "other"])
 
+        project.run_sql(f"create table {schema}.copy as select id, name from {schema}.events")
+        copy = lance.dataset(ns.describe_table([schema, "copy"]).location)
+        assert (copy.version, copy.to_table().to_pylist()) == (1, [{"id": 1, "name": "x"}])
+        project.run_sql(f"create or replace table {schema}.copy as select id * 2 as id from {schema}.events")
+        copy = lance.dataset(ns.describe_table([schema, "copy"]).location)
+        assert (copy.version, copy.to_table().to_pylist()) == (2, [{"id": 2}])  # same table, next version
+        project.run_sql(f"create table if not exists {schema}.copy as select 9 as id")  # no-op
+        assert lance.dataset(ns.describe_table([schema, "copy"]).location).version == 2
+
         project.run_sql(f"drop table {schema}.events")
         assert not ns.table_exists([schema, "events"])
         project.run_sql(f"drop table if exists {schema}.events")

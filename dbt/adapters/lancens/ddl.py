@@ -7,7 +7,10 @@ and carried out by the engine (the catalog mirror follows):
 
 * `DROP SCHEMA|DATABASE [IF EXISTS] s [CASCADE]`, `DROP TABLE|VIEW [IF EXISTS] s.t`
 * `CREATE TABLE [IF NOT EXISTS] s.t (column type, ...)`: an empty Lance table (version 1)
-* `ALTER TABLE s.t ADD COLUMN[S] ...`: all-null columns through Lance schema evolution
+* `CREATE [OR REPLACE] TABLE s.t AS SELECT ...`, `REPLACE TABLE s.t AS SELECT ...`: the query's
+  rows written through the `lance` data source as one version (a replace is the next version)
+* `ALTER TABLE s.t ADD COLUMN[S] ...`: all-null columns through Lance schema evolution (so only
+  `DEFAULT NULL` is accepted)
 
 Any other DDL goes to Spark unchanged.
 """
@@ -29,11 +32,21 @@ from dbt.adapters.lancens.relation_ops import drop_relation, is_view
 from dbt.adapters.lancens.runtime import LancensRuntime
 from dbt.adapters.lancens.spark import catalog
 from dbt.adapters.lancens.spark.types import spark_arrow_schema
-from dbt.adapters.lancens.writes import write_arrow
+from dbt.adapters.lancens.writes import write_arrow, write_frame
 
 _LEADING_COMMENTS = re.compile(r"^(?:\s+|/\*.*?\*/|--[^\n]*\n?)*", re.DOTALL)
-_CANDIDATE = re.compile(r"^(drop|create\s+table|alter\s+table)\b", re.IGNORECASE)
-_HANDLED = ("DropNamespace", "DropTable", "DropView", "CreateTable", "AddColumns")
+_CANDIDATE = re.compile(
+    r"^(drop|create\s+table|create\s+or\s+replace\s+table|replace\s+table|alter\s+table)\b", re.IGNORECASE
+)
+_HANDLED = (
+    "DropNamespace",
+    "DropTable",
+    "DropView",
+    "CreateTable",
+    "CreateTableAsSelect",
+    "ReplaceTableAsSelect",
+    "AddColumns",
+)
 
 
 def parse_namespace_ddl(runtime: LancensRuntime, statement: str) -> Any | None:
@@ -54,6 +67,8 @@ def execute(runtime: LancensRuntime, plan: Any) -> None:
         _drop_relation(runtime, plan)
     elif kind == "CreateTable":
         _create_table(runtime, plan)
+    elif kind in ("CreateTableAsSelect", "ReplaceTableAsSelect"):
+        _create_table_as(runtime, plan, replace=kind == "ReplaceTableAsSelect")
     else:
         _add_columns(runtime, plan)
 
@@ -85,12 +100,7 @@ def _drop_relation(runtime: LancensRuntime, plan: Any) -> None:
 
 def _create_table(runtime: LancensRuntime, plan: Any) -> None:
     table_id = _table_id(scala_list(plan.name().nameParts()))
-    provider = plan.tableSpec().provider()
-    if provider.isDefined() and provider.get().lower() != "lance":
-        raise DbtRuntimeError(
-            f"CREATE TABLE {'.'.join(table_id)} USING {provider.get()}: tables in a dbt-lancens "
-            "root are Lance tables (leave out USING)"
-        )
+    _require_lance(plan, table_id)
     if runtime.namespace.table_exists(table_id):
         if plan.ignoreIfExists():
             return
@@ -101,11 +111,22 @@ def _create_table(runtime: LancensRuntime, plan: Any) -> None:
     write_arrow(runtime, table_id, schema.empty_table(), {"dbt_lancens_statement": "CREATE TABLE"})
 
 
+def _create_table_as(runtime: LancensRuntime, plan: Any, replace: bool) -> None:
+    table_id = _table_id(scala_list(plan.name().nameParts()))
+    _require_lance(plan, table_id)
+    if not replace and runtime.namespace.table_exists(table_id):
+        if plan.ignoreIfExists():
+            return
+        raise DbtRuntimeError(f"CREATE TABLE: {'.'.join(table_id)} already exists")
+    frame = runtime.frame_of_plan(plan.query())
+    write_frame(runtime, table_id, frame, "overwrite", {"dbt_lancens_statement": "CREATE TABLE AS SELECT"})
+
+
 def _add_columns(runtime: LancensRuntime, plan: Any) -> None:
     table_id = _table_id(scala_list(plan.table().multipartIdentifier()))
     fields = []
     for column in scala_list(plan.columnsToAdd()):
-        if column.default().isDefined():
+        if column.default().isDefined() and column.default().get().originalSQL().strip().lower() != "null":
             raise DbtRuntimeError(
                 f"ALTER TABLE {'.'.join(table_id)} ADD COLUMN {column.colName()}: DEFAULT values are "
                 "not supported on Lance tables (existing rows get NULL); leave out DEFAULT"
@@ -127,6 +148,15 @@ def _add_columns(runtime: LancensRuntime, plan: Any) -> None:
         fields.append(spark_arrow_schema(struct).field(0))
     target = merge.open_target(runtime, table_id)
     schema_evolution.evolve(runtime, target, fields, [], {"dbt_lancens_statement": "ALTER TABLE ADD COLUMNS"})
+
+
+def _require_lance(plan: Any, table_id: list[str]) -> None:
+    provider = plan.tableSpec().provider()
+    if provider.isDefined() and provider.get().lower() != "lance":
+        raise DbtRuntimeError(
+            f"CREATE TABLE {'.'.join(table_id)} USING {provider.get()}: tables in a dbt-lancens "
+            "root are Lance tables (leave out USING)"
+        )
 
 
 def _is_empty(runtime: LancensRuntime, namespace_id: list[str]) -> bool:

@@ -9,7 +9,9 @@ entry per relation it reads, never a listing of the whole root.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from pyspark.logger import PySparkLogger
 from pyspark.sql import DataFrame, SparkSession
@@ -64,14 +66,25 @@ class LancensRuntime:
 
     def sql(self, statement: str) -> DataFrame:
         """Run Spark SQL, registering namespace tables and views it needs but Spark does not know yet."""
+        return self._resolving(lambda: self.spark.sql(statement))
+
+    def frame_of_plan(self, logical_plan: Any) -> DataFrame:
+        """The DataFrame of a parsed (unresolved) JVM logical plan, e.g. the query of a parsed CTAS."""
+        dataset = self.spark._jvm.org.apache.spark.sql.classic.Dataset  # type: ignore[union-attr]
+        return self._resolving(
+            lambda: DataFrame(dataset.ofRows(self.spark._jsparkSession, logical_plan), self.spark)
+        )
+
+    def _resolving(self, analyse: Callable[[], DataFrame]) -> DataFrame:
+        """Call `analyse`, registering each missing relation it reports and trying again."""
         self.activate()
         for _ in range(MAX_LAZY_SYNCS):
             try:
-                return self.spark.sql(statement)
+                return analyse()
             except Exception as exc:
                 if not self.sync_missing(exc):
                     raise
-        return self.spark.sql(statement)
+        return analyse()
 
     def sync_missing(self, exc: BaseException) -> bool:
         """Register what `exc` says is missing, if the namespace has it. True when something was added."""
