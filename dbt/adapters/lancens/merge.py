@@ -13,7 +13,7 @@ provenance and table version management stay in the engine's one commit path:
   are deleted (deletion vectors, no rewrite of untouched rows) and `rows` appended, in one `Update`.
 
 During an atomic-publish run (`publish.active`) the same operation is staged instead of committed
-(`stage_operation`): readers outside the run keep the published version until the run's end.
+(`publish.stage_operation`): readers outside the run keep the published version until the run's end.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import dataclasses
 import lance
 import pyarrow as pa
 
-from dbt.adapters.lancens import publish, staging
+from dbt.adapters.lancens import publish
 from dbt.adapters.lancens.runtime import LancensRuntime
 from dbt.adapters.lancens.spark import catalog
 from dbt.adapters.lancens.spark.types import aligned
@@ -168,42 +168,16 @@ def _commit(
     properties: dict[str, str],
 ) -> int:
     if publish.active(runtime) is not None:
-        return stage_operation(runtime, target, operation, properties)
+        # A run stages one version per table (publish.py refuses a second): see refuse_when_staging.
+        return publish.stage_operation(
+            runtime, target.table_id, operation, target.version, properties, target.location
+        )
     version = runtime.namespace.commit_table(
         target.table_id, operation, read_version=target.version, transaction_properties=properties
     )
     with runtime.lock:
         catalog.sync_table(runtime.spark, runtime.namespace, target.table_id)
     return version
-
-
-def stage_operation(
-    runtime: LancensRuntime,
-    target: Target,
-    operation: lance.LanceOperation.BaseOperation,
-    properties: dict[str, str],
-) -> int:
-    """Atomic publish: stage `operation` (built against `target.version`) as the run's version of the
-    table; returns the version it gets when the run publishes. The run's later models read it.
-
-    A run stages one version per table (publish.py refuses a second), so a change that needs two
-    commits (a schema change and then the data) cannot be staged; see `refuse_when_staging`."""
-    publisher = publish.active(runtime)
-    if publisher is None:
-        raise ValueError("atomic publish is not active in this run")
-    publisher.claim(target.table_id)
-    namespace = runtime.namespace
-    written = staging.stage(
-        namespace,
-        target.table_id,
-        operation,
-        target.version,
-        properties,
-        target.location,
-        staging.scratch_root(namespace, publisher.run_id),
-    )
-    # publish.py has no public "stage a ready operation" call yet; its _staged registers the write.
-    return publish._staged(runtime, publisher, target.table_id, written)  # noqa: SLF001
 
 
 def refuse_when_staging(runtime: LancensRuntime, target: Target, what: str) -> None:

@@ -104,18 +104,32 @@ def stage_arrow(
     runtime: LancensRuntime, table_id: list[str], data: pa.Table, properties: dict[str, str]
 ) -> int:
     """Seeds: replace the table's rows with `data` as a staged version, without Spark."""
+    location = _location(runtime, table_id)
+    fragments = lance.fragment.write_fragments(
+        data, location, schema=data.schema, storage_options=runtime.namespace.storage_options or None
+    )
+    operation = lance.LanceOperation.Overwrite(data.schema, fragments)
+    return stage_operation(runtime, table_id, operation, None, properties, location)
+
+
+def stage_operation(
+    runtime: LancensRuntime,
+    table_id: list[str],
+    operation: lance.LanceOperation.BaseOperation,
+    read_version: int | None,
+    properties: dict[str, str],
+    location: str,
+) -> int:
+    """Stage a ready Lance operation (its data files already under `location`) as the run's version
+    of the table; returns the version it gets when the run publishes. The run's later models read it."""
     publisher = _require(runtime)
     publisher.claim(table_id)
     namespace = runtime.namespace
-    location = _location(runtime, table_id)
-    fragments = lance.fragment.write_fragments(
-        data, location, schema=data.schema, storage_options=namespace.storage_options or None
-    )
     written = staging.stage(
         namespace,
         table_id,
-        lance.LanceOperation.Overwrite(data.schema, fragments),
-        None,
+        operation,
+        read_version,
         properties,
         location,
         staging.scratch_root(namespace, publisher.run_id),
