@@ -19,6 +19,7 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
+from tests.functional.atomic_publish_project import AtomicPublishProject
 
 A = "{{ config(materialized='table') }} select {{ var('gen', 1) }} as gen"
 B = "{{ config(materialized='table') }} select gen, gen * 10 as tens from {{ ref('a') }}"
@@ -51,19 +52,7 @@ def _wait_for(path: Path, process: subprocess.Popen, limit: float = 300) -> None
         time.sleep(0.2)
 
 
-class TestAtomicPublish:
-    @pytest.fixture(scope="class")
-    def dbt_profile_target(self, tmp_path_factory: pytest.TempPathFactory) -> dict:
-        root = str(tmp_path_factory.mktemp("atomic_root"))
-        return {"type": "lancens", "root": root, "master": "local[2]", "threads": 1, "atomic_publish": True}
-
-    @pytest.fixture(scope="class")
-    def project_config_update(self) -> dict:
-        return {
-            "on-run-start": ["{{ lancens_begin_atomic_publish() }}"],
-            "on-run-end": ["{{ lancens_end_atomic_publish(results) }}"],
-        }
-
+class TestAtomicPublish(AtomicPublishProject):
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
         return {"a.sql": A, "b.sql": B, "c.sql": C, "d.sql": D, "gate.py": GATE, "broken.sql": BROKEN}

@@ -7,6 +7,7 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
+from tests.functional.atomic_publish_project import AtomicPublishProject
 
 # `round` picks the batch: 1 is the first build, 2 updates id 2 and adds id 3 (and a column).
 MERGED = """
@@ -108,21 +109,9 @@ def model(dbt, session):
 """
 
 
-class TestIncrementalAtomicPublish:
+class TestIncrementalAtomicPublish(AtomicPublishProject):
     """In an atomic-publish run the merge is staged, then published with the run; a schema change,
     which needs two versions, fails before anything is written."""
-
-    @pytest.fixture(scope="class")
-    def dbt_profile_target(self, tmp_path_factory: pytest.TempPathFactory) -> dict:
-        root = str(tmp_path_factory.mktemp("atomic_incremental_root"))
-        return {"type": "lancens", "root": root, "master": "local[2]", "threads": 1, "atomic_publish": True}
-
-    @pytest.fixture(scope="class")
-    def project_config_update(self) -> dict:
-        return {
-            "on-run-start": ["{{ lancens_begin_atomic_publish() }}"],
-            "on-run-end": ["{{ lancens_end_atomic_publish(results) }}"],
-        }
 
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
