@@ -114,6 +114,28 @@ class TestEmptySeed(BaseTestEmptySeed):
     pass
 
 
+class TestSeedFormatsWithoutDots:
+    """BaseSeedSpecificFormats' big and unicode seeds (its `seed.with.dots` cannot be a Spark table)."""
+
+    @pytest.fixture(scope="class")
+    def seeds(self) -> dict[str, str]:
+        big = "seed_id\n" + "".join(f"{i}\n" for i in range(20000))
+        return {"big_seed.csv": big, "seed_unicode.csv": seeds.seed__unicode_csv}
+
+    def test_big_and_unicode_seeds(self, project, lancens_root: str) -> None:
+        assert len(run_dbt(["seed"])) == 2
+        ns = DirectoryNamespace(lancens_root)
+        big = lance.dataset(ns.describe_table([project.test_schema, "big_seed"]).location)
+        assert big.count_rows() == 20000
+        assert sorted(big.to_table().column("seed_id").to_pylist()) == list(range(20000))
+        unicode = lance.dataset(ns.describe_table([project.test_schema, "seed_unicode"]).location)
+        expected = seeds.seed__unicode_csv.strip().splitlines()
+        assert unicode.count_rows() == len(expected) - 1
+        assert [str(v) for v in unicode.to_table().column(0).to_pylist()] == [
+            line.split(",")[0] for line in expected[1:]
+        ]
+
+
 SCHEMA_YML = """
 version: 2
 seeds:
