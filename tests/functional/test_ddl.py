@@ -55,6 +55,11 @@ class TestNamespaceDdl:
         project.run_sql(f"create table if not exists {schema}.copy as select 9 as id")  # no-op
         assert lance.dataset(ns.describe_table([schema, "copy"]).location).version == 2
 
+        # A one-part name is not a namespace object: Spark's own temporary view, dropped by Spark.
+        project.run_sql("create or replace temporary view lancens_ddl_tmp as select 1 as id")
+        project.run_sql("drop view lancens_ddl_tmp")
+        assert ns.table_exists([schema, "events"])
+
         project.run_sql(f"drop table {schema}.events")
         assert not ns.table_exists([schema, "events"])
         project.run_sql(f"drop table if exists {schema}.events")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from dbt_common.exceptions import DbtRuntimeError
@@ -38,15 +39,18 @@ _LEADING_COMMENTS = re.compile(r"^(?:\s+|/\*.*?\*/|--[^\n]*\n?)*", re.DOTALL)
 _CANDIDATE = re.compile(
     r"^(drop|create\s+table|create\s+or\s+replace\s+table|replace\s+table|alter\s+table)\b", re.IGNORECASE
 )
-_HANDLED = (
-    "DropNamespace",
-    "DropTable",
-    "DropView",
-    "CreateTable",
-    "CreateTableAsSelect",
-    "ReplaceTableAsSelect",
-    "AddColumns",
-)
+# The statements applied here, with where each keeps its object's name and how many parts a
+# namespace object has (a database; database.table). Other shapes (a temporary view's one-part
+# name, a three-part name) are Spark's own business and go to Spark.
+_NAMES: dict[str, tuple[Callable[[Any], Any], int]] = {
+    "DropNamespace": (lambda plan: plan.namespace().multipartIdentifier(), 1),
+    "DropTable": (lambda plan: plan.child().nameParts(), 2),
+    "DropView": (lambda plan: plan.child().nameParts(), 2),
+    "CreateTable": (lambda plan: plan.name().nameParts(), 2),
+    "CreateTableAsSelect": (lambda plan: plan.name().nameParts(), 2),
+    "ReplaceTableAsSelect": (lambda plan: plan.name().nameParts(), 2),
+    "AddColumns": (lambda plan: plan.table().multipartIdentifier(), 2),
+}
 
 
 def parse_namespace_ddl(runtime: LancensRuntime, statement: str) -> Any | None:
@@ -55,7 +59,11 @@ def parse_namespace_ddl(runtime: LancensRuntime, statement: str) -> Any | None:
         return None
     parser = runtime.spark._jsparkSession.sessionState().sqlParser()  # type: ignore[attr-defined]
     plan = parser.parsePlan(statement)
-    return plan if plan.getClass().getSimpleName() in _HANDLED else None
+    handled = _NAMES.get(plan.getClass().getSimpleName())
+    if handled is None:
+        return None
+    name_of, parts = handled
+    return plan if len(scala_list(name_of(plan))) == parts else None
 
 
 def execute(runtime: LancensRuntime, plan: Any) -> None:
@@ -173,12 +181,12 @@ def _char_varchar(runtime: LancensRuntime) -> Any:
 
 
 def _namespace_id(parts: list[str]) -> list[str]:
-    if len(parts) != 1:
-        raise DbtRuntimeError(f"expected one Spark database name, got {'.'.join(parts)}")
-    return catalog.namespace_id(parts[0])
+    """`[database]` (checked by `parse_namespace_ddl`) as a namespace id."""
+    (database,) = parts
+    return catalog.namespace_id(database)
 
 
 def _table_id(parts: list[str]) -> list[str]:
-    if len(parts) != 2:
-        raise DbtRuntimeError(f"expected a table named database.table, got {'.'.join(parts)}")
-    return [*_namespace_id(parts[:1]), validate_table_name(parts[1].lower())]
+    """`[database, table]` (checked by `parse_namespace_ddl`) as a table id."""
+    database, table = parts
+    return [*catalog.namespace_id(database), validate_table_name(table.lower())]
