@@ -61,6 +61,32 @@ def test_small_fragments_share_partitions() -> None:
     assert group_fragments([(0, 5000), (1, 1), (2, 1)], rows_per_partition=100)[0].fragment_ids == (0,)
 
 
+def test_big_fragments_split_into_row_ranges_when_asked() -> None:
+    groups = group_fragments([(0, 10), (1, 250), (2, 10)], rows_per_partition=100, split=True)
+    assert [(g.fragment_ids, g.offset, g.rows) for g in groups] == [
+        ((0,), None, 10),
+        ((1,), 0, 100),
+        ((1,), 100, 100),
+        ((1,), 200, 50),
+        ((2,), None, 10),
+    ]
+    assert [g.offset for g in group_fragments([(1, 250)], rows_per_partition=100)] == [None]
+
+
+def test_one_big_fragment_is_read_by_several_tasks(spark, table_uri: str) -> None:
+    """One 100-row fragment with deletions: ranges cover exactly the live rows; a pushed filter
+    reads the fragment whole (Lance applies a scan's offset after its filter)."""
+    lance.write_dataset(_table(), table_uri)
+    lance.dataset(table_uri).delete("id % 10 = 3")
+    frame = spark.read.format("lance").option("rows_per_partition", "25").load(table_uri)
+    assert frame.rdd.getNumPartitions() == 4  # 90 live rows
+    live = sorted(i for i in range(100) if i % 10 != 3)
+    assert sorted(row.id for row in frame.select("id").collect()) == live
+    filtered = frame.where("id > 50")
+    assert filtered.rdd.getNumPartitions() == 1
+    assert sorted(row.id for row in filtered.collect()) == [i for i in live if i > 50]
+
+
 def test_one_partition_per_fragment_group(spark, small_table: str) -> None:
     frame = spark.read.format("lance").option("rows_per_partition", "30").load(small_table)
     assert frame.rdd.getNumPartitions() == 4

@@ -50,17 +50,23 @@ def default_batch_size(schema: pa.Schema) -> int:
 
 @dataclass(frozen=True)
 class FragmentGroup(InputPartition):
-    """The fragment ids one Spark task reads; ``rows`` is the sum of their physical rows."""
+    """What one Spark task reads: whole fragments (``rows`` is the sum of their rows), or with
+    ``offset`` set, ``rows`` rows of one fragment starting at that (post-deletion) row offset."""
 
     fragment_ids: tuple[int, ...]
     rows: int
+    offset: int | None = None
 
 
-def group_fragments(sizes: Sequence[tuple[int, int]], rows_per_partition: int) -> list[FragmentGroup]:
+def group_fragments(
+    sizes: Sequence[tuple[int, int]], rows_per_partition: int, split: bool = False
+) -> list[FragmentGroup]:
     """Consecutive ``(fragment_id, rows)`` packed into groups of about ``rows_per_partition`` rows.
 
-    A big fragment gets a task of its own; many tiny ones (a table appended to row by row) share one,
-    so a small table does not schedule hundreds of tasks.
+    Many tiny fragments (a table appended to row by row) share one task, so a small table does not
+    schedule hundreds of tasks. A big fragment gets a task of its own, or with ``split`` one task
+    per ``rows_per_partition`` rows of it: a table written as one 1M-row fragment is then read by
+    several tasks, as Spark splits a big Parquet file.
     """
     groups: list[FragmentGroup] = []
     ids: list[int] = []
@@ -69,6 +75,11 @@ def group_fragments(sizes: Sequence[tuple[int, int]], rows_per_partition: int) -
         if ids and rows + fragment_rows > rows_per_partition:
             groups.append(FragmentGroup(tuple(ids), rows))
             ids, rows = [], 0
+        if split and fragment_rows > rows_per_partition:
+            for offset in range(0, fragment_rows, rows_per_partition):
+                count = min(rows_per_partition, fragment_rows - offset)
+                groups.append(FragmentGroup((fragment_id,), count, offset))
+            continue
         ids.append(fragment_id)
         rows += fragment_rows
     if ids:
@@ -101,8 +112,12 @@ class LanceReader(DataSourceReader):
         self.filter = conjunction(pushed)
 
     def partitions(self) -> list[FragmentGroup]:
-        """One partition per fragment group; an empty table still gets one (empty) partition."""
-        return group_fragments(self._sizes, self.options.rows_per_partition) or [FragmentGroup((), 0)]
+        """One partition per fragment group; an empty table still gets one (empty) partition.
+
+        Big fragments are split into row ranges only when no filter was pushed: Lance applies a
+        scan's offset after its filter, so a range of a filtered scan is not a range of the fragment."""
+        split = self.filter is None
+        return group_fragments(self._sizes, self.options.rows_per_partition, split) or [FragmentGroup((), 0)]
 
     def read(self, partition: FragmentGroup) -> Iterator[pa.RecordBatch]:
         """Arrow batches of the partition's fragments, in the exact Arrow types Spark expects."""
@@ -110,12 +125,21 @@ class LanceReader(DataSourceReader):
             return
         dataset = open_dataset(self.options, version=self.version)
         target = spark_arrow_schema(self.schema)
-        scanner = dataset.scanner(
-            columns=self.columns,
-            filter=self.filter,
-            fragments=[dataset.get_fragment(fragment_id) for fragment_id in partition.fragment_ids],
-            batch_size=self.batch_size,
-        )
+        if partition.offset is not None:
+            (fragment_id,) = partition.fragment_ids
+            scanner = dataset.get_fragment(fragment_id).scanner(
+                columns=self.columns,
+                offset=partition.offset,
+                limit=partition.rows,
+                batch_size=self.batch_size,
+            )
+        else:
+            scanner = dataset.scanner(
+                columns=self.columns,
+                filter=self.filter,
+                fragments=[dataset.get_fragment(fragment_id) for fragment_id in partition.fragment_ids],
+                batch_size=self.batch_size,
+            )
         for batch in scanner.to_batches():
             if batch.num_rows:
                 yield conform(batch, target)
