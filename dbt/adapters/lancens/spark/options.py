@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 FIXED_SIZE_PREFIX = "fixed_size_list."
-DEFAULT_ROWS_PER_PARTITION = 1 << 18
+DEFAULT_ROWS_PER_PARTITION = 1 << 20
 DEFAULT_MAX_ROWS_PER_FILE = 1 << 20
 
 
