@@ -1,0 +1,81 @@
+"""Snapshot options the suite runs only through its Postgres-only classes, read back with pylance:
+`snapshot_meta_column_names`, a two-column `unique_key` and `dbt_valid_to_current`."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import lance
+import pytest
+from dbt.tests.util import run_dbt
+
+from dbt.adapters.lancens.namespace import DirectoryNamespace
+
+SNAPSHOTS_YML = """
+snapshots:
+  - name: people_history
+    relation: source('app', 'people')
+    config:
+      strategy: timestamp
+      updated_at: updated_at
+      unique_key: [region, id]
+      dbt_valid_to_current: "timestamp('9999-12-31 00:00:00')"
+      snapshot_meta_column_names:
+        dbt_valid_from: valid_from
+        dbt_valid_to: valid_to
+        dbt_scd_id: scd_id
+        dbt_updated_at: changed_at
+"""
+SOURCES_YML = """
+sources:
+  - name: app
+    schema: "{{ target.schema }}"
+    tables:
+      - name: people
+"""
+CURRENT = dt.datetime(9999, 12, 31, tzinfo=dt.UTC)  # Spark timestamps are UTC in Lance
+
+
+class TestSnapshotOptionsOnLance:
+    @pytest.fixture(scope="class")
+    def snapshots(self) -> dict[str, str]:
+        return {"snapshots.yml": SNAPSHOTS_YML}
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"sources.yml": SOURCES_YML}
+
+    def test_meta_names_two_column_key_and_valid_to_current(self, project, lancens_root: str) -> None:
+        schema = project.test_schema
+        project.run_sql(
+            f"create table {schema}.people (region STRING, id INT, name STRING, updated_at TIMESTAMP)"
+        )
+        project.run_sql(
+            f"insert into {schema}.people values ('eu', 1, 'ann', timestamp'2024-01-01 00:00:00'), "
+            "('us', 1, 'bob', timestamp'2024-01-01 00:00:00')"
+        )
+        run_dbt(["snapshot"])
+        info = DirectoryNamespace(lancens_root).describe_table([schema, "people_history"])
+        first = lance.dataset(info.location)
+        assert {"valid_from", "valid_to", "scd_id", "changed_at"} <= set(first.schema.names)
+        assert not {"dbt_valid_from", "dbt_valid_to", "dbt_scd_id", "dbt_updated_at"} & set(
+            first.schema.names
+        )
+        assert [r["valid_to"] for r in first.to_table().to_pylist()] == [CURRENT, CURRENT]
+
+        # same id in another region is another key: only ('eu', 1) changes
+        project.run_sql(
+            f"update {schema}.people set name = 'anna', updated_at = timestamp'2024-02-01 00:00:00' "
+            "where region = 'eu' and id = 1"
+        )
+        run_dbt(["snapshot"])
+        latest = lance.dataset(info.location)
+        assert latest.version == first.version + 1  # one commit per snapshot run
+        rows = sorted((r["region"], r["id"], r["name"], r["valid_to"]) for r in latest.to_table().to_pylist())
+        assert rows == [
+            ("eu", 1, "ann", dt.datetime(2024, 2, 1, tzinfo=dt.UTC)),
+            ("eu", 1, "anna", CURRENT),
+            ("us", 1, "bob", CURRENT),
+        ]
+        scd_ids = latest.to_table().column("scd_id").to_pylist()
+        assert len(set(scd_ids)) == 3
