@@ -17,11 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from worker_result import worker_result
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
@@ -137,10 +138,9 @@ def run_worker(kind: str, base: Path, tables: int, args: argparse.Namespace) -> 
     command = [sys.executable, os.path.abspath(__file__), "--worker", kind, "--dir", str(workdir),
                "--tables", str(tables), "--namespaces", str(args.namespaces),
                "--rows", str(args.rows), "--columns", str(args.columns)]  # fmt: skip
-    done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{kind} worker failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    result = worker_result(command, workdir, kind)
+    assert result is not None  # no timeout given
+    return result
 
 
 def main() -> None:

@@ -22,11 +22,12 @@ import csv
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from worker_result import worker_result
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
@@ -116,15 +117,7 @@ def run_worker(kind: str, base: Path, csv_file: Path, timeout: float | None = No
     workdir.mkdir()
     command = [sys.executable, os.path.abspath(__file__), "--worker", kind, "--dir", str(workdir),
                "--csv", str(csv_file)]  # fmt: skip
-    try:
-        done = subprocess.run(
-            command, cwd=workdir, capture_output=True, text=True, check=False, timeout=timeout
-        )
-    except subprocess.TimeoutExpired:
-        return None
-    if done.returncode != 0:
-        raise SystemExit(f"{kind} worker failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return worker_result(command, workdir, kind, timeout)
 
 
 def main() -> None:
