@@ -17,7 +17,6 @@ Any other DDL goes to Spark unchanged.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +27,7 @@ from pyspark.sql import types as T
 from dbt.adapters.lancens import merge, schema_evolution, schemas
 from dbt.adapters.lancens.dml import scala_list
 from dbt.adapters.lancens.names import validate_table_name
+from dbt.adapters.lancens.namespace import errors
 from dbt.adapters.lancens.relation import LancensRelation
 from dbt.adapters.lancens.relation_ops import drop_relation, is_view
 from dbt.adapters.lancens.runtime import LancensRuntime
@@ -83,15 +83,14 @@ def execute(runtime: LancensRuntime, plan: Any) -> None:
 
 def _drop_namespace(runtime: LancensRuntime, plan: Any) -> None:
     namespace_id = _namespace_id(scala_list(plan.namespace().multipartIdentifier()))
-    exists = runtime.namespace.namespace_exists(namespace_id)
-    if not exists and not plan.ifExists():
+    if not plan.ifExists() and not runtime.namespace.namespace_exists(namespace_id):
         raise DbtRuntimeError(f"DROP SCHEMA: namespace {'.'.join(namespace_id)} does not exist")
-    if exists and not plan.cascade() and not _is_empty(runtime, namespace_id):
+    try:
+        schemas.drop_schema(runtime, namespace_id, cascade=plan.cascade())
+    except errors.NamespaceNotEmptyError as exc:  # the engine's own check, without CASCADE
         raise DbtRuntimeError(
-            f"DROP SCHEMA: namespace {'.'.join(namespace_id)} is not empty; add CASCADE to drop its "
-            "tables, views and child namespaces"
-        )
-    schemas.drop_schema(runtime, namespace_id)
+            f"DROP SCHEMA: {exc}; add CASCADE to drop its tables, views and child namespaces"
+        ) from exc
 
 
 def _drop_relation(runtime: LancensRuntime, plan: Any) -> None:
@@ -109,23 +108,20 @@ def _drop_relation(runtime: LancensRuntime, plan: Any) -> None:
 def _create_table(runtime: LancensRuntime, plan: Any) -> None:
     table_id = _table_id(scala_list(plan.name().nameParts()))
     _require_lance(plan, table_id)
-    if runtime.namespace.table_exists(table_id):
-        if plan.ignoreIfExists():
-            return
-        raise DbtRuntimeError(f"CREATE TABLE: {'.'.join(table_id)} already exists")
+    if _exists_already(runtime, plan, table_id):
+        return
     # VARCHAR(n)/CHAR(n) are strings to Lance, as they are to Spark's readers.
-    schema_json = _char_varchar(runtime).replaceCharVarcharWithStringInSchema(plan.tableSchema()).json()
-    schema = spark_arrow_schema(T.StructType.fromJson(json.loads(schema_json)))
+    schema = spark_arrow_schema(
+        _python_type(_char_varchar(runtime).replaceCharVarcharWithStringInSchema(plan.tableSchema()))
+    )
     write_arrow(runtime, table_id, schema.empty_table(), {"dbt_lancens_statement": "CREATE TABLE"})
 
 
 def _create_table_as(runtime: LancensRuntime, plan: Any, replace: bool) -> None:
     table_id = _table_id(scala_list(plan.name().nameParts()))
     _require_lance(plan, table_id)
-    if not replace and runtime.namespace.table_exists(table_id):
-        if plan.ignoreIfExists():
-            return
-        raise DbtRuntimeError(f"CREATE TABLE: {'.'.join(table_id)} already exists")
+    if not replace and _exists_already(runtime, plan, table_id):
+        return
     frame = runtime.frame_of_plan(plan.query())
     write_frame(runtime, table_id, frame, "overwrite", {"dbt_lancens_statement": "CREATE TABLE AS SELECT"})
 
@@ -139,23 +135,20 @@ def _add_columns(runtime: LancensRuntime, plan: Any) -> None:
                 f"ALTER TABLE {'.'.join(table_id)} ADD COLUMN {column.colName()}: DEFAULT values are "
                 "not supported on Lance tables (existing rows get NULL); leave out DEFAULT"
             )
-        spark_type = _char_varchar(runtime).replaceCharVarcharWithString(column.dataType())
-        struct = T.StructType.fromJson(
-            {
-                "type": "struct",
-                "fields": [
-                    {
-                        "name": column.colName(),
-                        "type": json.loads(spark_type.json()),
-                        "nullable": True,
-                        "metadata": {},
-                    }
-                ],
-            }
-        )
+        spark_type = _python_type(_char_varchar(runtime).replaceCharVarcharWithString(column.dataType()))
+        struct = T.StructType([T.StructField(column.colName(), spark_type)])
         fields.append(spark_arrow_schema(struct).field(0))
     target = merge.open_target(runtime, table_id)
     schema_evolution.evolve(runtime, target, fields, [], {"dbt_lancens_statement": "ALTER TABLE ADD COLUMNS"})
+
+
+def _exists_already(runtime: LancensRuntime, plan: Any, table_id: list[str]) -> bool:
+    """CREATE of an existing table: True (nothing to do) with IF NOT EXISTS, else an error."""
+    if not runtime.namespace.table_exists(table_id):
+        return False
+    if plan.ignoreIfExists():
+        return True
+    raise DbtRuntimeError(f"CREATE TABLE: {'.'.join(table_id)} already exists")
 
 
 def _require_lance(plan: Any, table_id: list[str]) -> None:
@@ -167,13 +160,9 @@ def _require_lance(plan: Any, table_id: list[str]) -> None:
         )
 
 
-def _is_empty(runtime: LancensRuntime, namespace_id: list[str]) -> bool:
-    namespace = runtime.namespace
-    return not (
-        namespace.list_tables(namespace_id, limit=1).items
-        or namespace.list_views(namespace_id, limit=1).items
-        or namespace.list_namespaces(namespace_id, limit=1).items
-    )
+def _python_type(jvm_type: Any) -> T.DataType:
+    """PySpark's twin of a JVM DataType (through its JSON form, as PySpark itself does)."""
+    return T._parse_datatype_json_string(jvm_type.json())
 
 
 def _char_varchar(runtime: LancensRuntime) -> Any:

@@ -37,16 +37,20 @@ def list_schemas(namespace: DirectoryNamespace) -> list[str]:
     return sorted(found)
 
 
-def drop_schema(runtime: LancensRuntime, namespace_id: list[str]) -> None:
-    """Drop the namespace with its tables, views and child namespaces (dbt's drop_schema cascades)."""
+def drop_schema(runtime: LancensRuntime, namespace_id: list[str], cascade: bool = True) -> None:
+    """Drop the namespace with its tables, views and child namespaces (dbt's drop_schema cascades).
+
+    Without `cascade` only an empty namespace is dropped: the engine refuses any other with
+    NamespaceNotEmpty (3), naming it."""
     namespace = runtime.namespace
     if not namespace.namespace_exists(namespace_id):
         return
-    for child in all_pages(namespace.list_namespaces, namespace_id):
-        drop_schema(runtime, [*namespace_id, child])
-    for view in all_pages(namespace.list_views, namespace_id):
-        namespace.drop_view([*namespace_id, view])
-    for table in all_pages(namespace.list_tables, namespace_id):
-        namespace.drop_table([*namespace_id, table])
+    if cascade:
+        for child in all_pages(namespace.list_namespaces, namespace_id):
+            drop_schema(runtime, [*namespace_id, child])
+        for view in all_pages(namespace.list_views, namespace_id):
+            namespace.drop_view([*namespace_id, view])
+        for table in all_pages(namespace.list_tables, namespace_id):
+            namespace.drop_table([*namespace_id, table])
     namespace.drop_namespace(namespace_id)
     runtime.spark.sql(f"DROP DATABASE IF EXISTS `{catalog.database_name(namespace_id)}` CASCADE")
