@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 from pyspark.sql.datasource import EqualTo, GreaterThan, In, IsNull, Not, StringStartsWith
 from pyspark.sql.functions import udf
+from pyspark.sql.types import StructType
 
 from dbt.adapters.lancens.spark import LanceDataSource
 from dbt.adapters.lancens.spark.datasource import register_bound_source
@@ -40,9 +41,13 @@ def small_table(table_uri: str) -> str:
     return table_uri
 
 
-def _reader_rows(uri: str, filters: list, columns: str | None = None) -> tuple[list, list[dict]]:
+def _reader_rows(
+    uri: str, filters: list, columns: str | None = None, pushdown: bool = True
+) -> tuple[list, list[dict]]:
     """Drive the data source's reader as Spark does; returns (filters left for Spark, rows read)."""
-    options = {"path": uri} if columns is None else {"path": uri, "columns": columns}
+    options = {"path": uri, "filter_pushdown": str(pushdown).lower()}
+    if columns is not None:
+        options["columns"] = columns
     source = LanceDataSource(options)
     reader = source.reader(source.schema())
     left = list(reader.pushFilters(filters))
@@ -78,11 +83,12 @@ def test_one_big_fragment_is_read_by_several_tasks(spark, table_uri: str) -> Non
     reads the fragment whole (Lance applies a scan's offset after its filter)."""
     lance.write_dataset(_table(), table_uri)
     lance.dataset(table_uri).delete("id % 10 = 3")
-    frame = spark.read.format("lance").option("rows_per_partition", "25").load(table_uri)
+    reader = spark.read.format("lance").option("rows_per_partition", "25")
+    frame = reader.load(table_uri)
     assert frame.rdd.getNumPartitions() == 4  # 90 live rows
     live = sorted(i for i in range(100) if i % 10 != 3)
     assert sorted(row.id for row in frame.select("id").collect()) == live
-    filtered = frame.where("id > 50")
+    filtered = reader.option("filter_pushdown", "true").load(table_uri).where("id > 50")
     assert filtered.rdd.getNumPartitions() == 1
     assert sorted(row.id for row in filtered.collect()) == [i for i in live if i > 50]
 
@@ -108,6 +114,19 @@ def test_pushdown_in_null_and_not(small_table: str) -> None:
     assert sorted(r["id"] for r in rows) == [i for i in range(1, 100) if i % 7 == 0]
 
 
+def test_without_the_option_every_filter_goes_back_and_every_row_is_read(small_table: str) -> None:
+    """The default: a reader shared by several scans of one relation must not filter any of them."""
+    filters = [GreaterThan(("id",), 50), StringStartsWith(("name",), "n3")]
+    left, rows = _reader_rows(small_table, filters, pushdown=False)
+    assert left == filters
+    assert sorted(r["id"] for r in rows) == list(range(100))
+
+
+def test_pushdown_option_must_be_a_boolean(small_table: str) -> None:
+    with pytest.raises(ValueError, match="option filter_pushdown must be true or false, got 'maybe'"):
+        LanceDataSource({"path": small_table, "filter_pushdown": "maybe"}).reader(StructType())
+
+
 def test_untranslatable_filters_go_back_to_spark(small_table: str) -> None:
     nan = EqualTo(("score",), float("nan"))
     left, rows = _reader_rows(small_table, [nan, EqualTo(("id",), 4)])
@@ -115,14 +134,18 @@ def test_untranslatable_filters_go_back_to_spark(small_table: str) -> None:
 
 
 def test_spark_plans_pushed_filters_without_a_filter_node(spark, small_table: str) -> None:
-    frame = spark.read.format("lance").load(small_table)
-    pushed = frame.where("id >= 90 AND name LIKE 'n9%'")
+    pushing = spark.read.format("lance").option("filter_pushdown", "true")
+    pushed = pushing.load(small_table).where("id >= 90 AND name LIKE 'n9%'")
     assert not _has_filter_node(pushed)
     assert sorted(r.id for r in pushed.collect()) == [99]
     is_odd = udf(lambda v: v % 2 == 1, "boolean")
+    frame = pushing.load(small_table)
     kept = frame.where(is_odd("id") & (frame.id < 10))
     assert _has_filter_node(kept)
     assert sorted(r.id for r in kept.collect()) == [1, 3, 5, 7, 9]
+    default = spark.read.format("lance").load(small_table).where("id >= 90 AND name LIKE 'n9%'")
+    assert _has_filter_node(default)
+    assert sorted(r.id for r in default.collect()) == [99]
 
 
 def test_projection_by_columns_option_reads_fewer_columns(spark, small_table: str) -> None:

@@ -82,8 +82,17 @@ class LanceDataSource(DataSource):
         )
 
 
+PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+
+
 def register_data_source(spark: SparkSession) -> None:
-    """Make ``format("lance")`` resolve in ``spark`` (safe to call repeatedly)."""
+    """Make ``format("lance")`` resolve in ``spark`` (safe to call repeatedly).
+
+    Also turns on Spark's Python filter pushdown for the session: ``LanceReader`` implements
+    ``pushFilters``, and with that setting off (Spark's default) PySpark refuses to plan any read
+    of such a reader. The reader still keeps no filter unless asked to (``filter_pushdown``).
+    """
+    spark.conf.set(PUSHDOWN_CONF, "true")
     spark.dataSource.register(LanceDataSource)
 
 

@@ -37,9 +37,29 @@ def _int(raw: str | None, default: int | None) -> int | None:
     return default if raw in (None, "") else int(raw)
 
 
+_TRUE = ("true", "1", "yes", "on")
+_FALSE = ("false", "0", "no", "off")
+
+
+def _bool(raw: str | None, name: str, default: bool) -> bool:
+    if raw in (None, ""):
+        return default
+    value = str(raw).strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(f"option {name} must be true or false, got {raw!r}")
+
+
 @dataclass(frozen=True)
 class LanceOptions:
-    """Everything the reader and writer need, picklable, shipped to Spark's Python workers."""
+    """Everything the reader and writer need, picklable, shipped to Spark's Python workers.
+
+    ``filter_pushdown`` is off unless a caller proves the scan is the only one of its relation
+    (see ``pushdown.py``): PySpark 4.3 shares one planned reader among every scan of a relation,
+    so a reader that filters would filter the other scans too (docs/spark-datasource.md).
+    """
 
     uri: str
     storage_options: dict[str, str] = field(default_factory=dict)
@@ -52,6 +72,7 @@ class LanceOptions:
     fixed_sizes: dict[str, int] = field(default_factory=dict)
     commit_hook: str | None = None
     commit_hook_args: dict = field(default_factory=dict)
+    filter_pushdown: bool = False
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> LanceOptions:
@@ -80,6 +101,7 @@ class LanceOptions:
             fixed_sizes=fixed,
             commit_hook=options.get("commit_hook") or None,
             commit_hook_args=_json_object(options.get("commit_hook_args"), "commit_hook_args"),
+            filter_pushdown=_bool(options.get("filter_pushdown"), "filter_pushdown", False),
         )
         if parsed.version is not None and parsed.timestamp is not None:
             raise ValueError("options version and timestamp are exclusive: give one")

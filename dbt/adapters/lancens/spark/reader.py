@@ -102,7 +102,17 @@ class LanceReader(DataSourceReader):
         self._sizes = [(f.fragment_id, f.metadata.num_rows) for f in dataset.get_fragments()]
 
     def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 (Spark's name)
-        """Keep what Lance can evaluate exactly; yield the rest back for Spark to apply."""
+        """Keep what Lance can evaluate exactly; yield the rest back for Spark to apply.
+
+        Without the ``filter_pushdown`` option every filter goes back to Spark and the reader reads
+        every row. Why: PySpark 4.3 keeps the reader planned here on the relation, not on the scan,
+        and hands it to every scan of that relation (a self-union, a self-join, a CTE read twice, a
+        DataFrame reused by a later query), so filtering here would filter scans that asked for no
+        filter. Only a caller that knows the relation is scanned once turns the option on.
+        """
+        if not self.options.filter_pushdown:
+            yield from filters
+            return
         pushed = []
         for spark_filter in filters:
             try:

@@ -8,7 +8,6 @@ Why each setting:
   the web UI is off by default for the same reason (pass ``spark.ui.enabled=true`` to turn it on).
 - ``spark.pyspark.python`` = ``sys.executable``: Python workers must be the interpreter that has
   dbt-lancens and pylance installed, even when dbt was started without activating its virtualenv.
-- ``spark.sql.python.filterPushdown.enabled``: lets ``LanceReader.pushFilters`` see Spark's filters.
 - The Python worker daemon stays on (workers are forked from it, which is much cheaper than a new
   interpreter per task). The daemon only imports pyspark; pylance is imported by a forked worker,
   which never forks again, so Lance never lives in a process that forks (see README "Spark and Lance").
@@ -56,7 +55,6 @@ def default_config() -> dict[str, str]:
         "spark.executorEnv.PYSPARK_PYTHON": sys.executable,
         "spark.executorEnv.SPARK_LOCAL_IP": _LOOPBACK,
         "spark.sql.execution.arrow.pyspark.enabled": "true",
-        "spark.sql.python.filterPushdown.enabled": "true",
         "spark.sql.session.timeZone": "UTC",
     }
 
