@@ -1,15 +1,17 @@
-"""`dbt docs generate` catalog time: dbt-lancens (engine reads) vs dbt-spark `method: session` on parquet.
+"""`dbt docs generate` over 200 tables: dbt-lancens vs dbt-spark `method: session` on Parquet, cold and warm.
 
-    python benchmarks/docs_catalog.py                    # 1000 lancens tables in 10 namespaces, 200 parquet
-    python benchmarks/docs_catalog.py --tables 20 --spark-tables 10   # smoke run
+    python benchmarks/docs_catalog.py --tables 20 --repeat 1   # smoke
+    python benchmarks/docs_catalog.py --repeat 3               # 200 tables on each side
 
-Each side runs in its own subprocess with its own working directory (dbt-spark's session method
-starts a Hive-enabled Spark whose Derby metastore lands in the cwd). The tables are made directly
-(lancens: the namespace engine; parquet: pyarrow files registered with CREATE TABLE ... LOCATION),
-then a temp dbt project declares every table as a source and runs `dbt docs generate` twice in
-process: the first run includes starting Spark, the second is timed for the catalog step alone
-(dbt's "Building catalog" event to catalog.json written). Reported: seconds, and the ratio of the
-lancens catalog to the dbt-spark one at the same table count.
+The tables are made once per side in its own working directory (lancens: the namespace engine, in
+``--namespaces`` namespaces; dbt-spark: pyarrow Parquet files registered with ``CREATE TABLE ...
+LOCATION`` in a Hive metastore in that directory), and a project declares every table as a source.
+Each repeat starts a fresh process per side that runs `dbt docs generate` twice through dbtRunner:
+- cold: from launching the process to the end of the first run (Python start, dbt imports, parse,
+  adapter and Spark start, catalog), what a user's ``dbt docs generate`` costs;
+- warm: the second run in the same process, and its catalog step alone (dbt's "Building catalog"
+  event to catalog.json written).
+Printed: every run, medians, and the ratios lancens/dbt-spark (goal <= 1.0).
 """
 
 from __future__ import annotations
@@ -22,9 +24,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from worker_result import worker_result
+from harness import machine, ratio_line, run_measured, spread
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+KINDS = ("lancens", "spark")
+SPARK_SETTINGS = {
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.ui.enabled": "false",
+}
+GOAL = 1.0
 
 
 def sample_table(rows: int, columns: int):  # -> pa.Table
@@ -75,7 +84,10 @@ def setup_spark(workdir: Path, tables: int, rows: int, columns: int) -> tuple[di
     import pyarrow.parquet as pq
     from pyspark.sql import SparkSession
 
-    spark = SparkSession.builder.master("local[2]").enableHiveSupport().getOrCreate()
+    builder = SparkSession.builder.master("local[2]").enableHiveSupport()
+    for key, value in SPARK_SETTINGS.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sql("CREATE DATABASE IF NOT EXISTS bench")
     data = sample_table(rows, columns)
     names = []
@@ -85,7 +97,8 @@ def setup_spark(workdir: Path, tables: int, rows: int, columns: int) -> tuple[di
         pq.write_table(data, location / "part-0.parquet")
         spark.sql(f"CREATE TABLE bench.t_{t} USING parquet LOCATION '{location}'")
         names.append(f"t_{t}")
-    profile = {"type": "spark", "method": "session", "host": "NA", "schema": "bench", "threads": 2}
+    profile = {"type": "spark", "method": "session", "host": "NA", "schema": "bench", "threads": 2,
+               "server_side_parameters": {"spark.master": "local[2]", **SPARK_SETTINGS}}  # fmt: skip
     return profile, {"bench": names}
 
 
@@ -119,64 +132,83 @@ def docs_generate(workdir: Path) -> dict[str, float]:
     }
 
 
-def worker(kind: str, workdir: Path, tables: int, namespaces: int, rows: int, columns: int) -> None:
-    start = time.perf_counter()
+def setup_worker(kind: str, workdir: Path, tables: int, namespaces: int, rows: int, columns: int) -> None:
     if kind == "lancens":
         profile, sources = setup_lancens(workdir, tables, namespaces, rows, columns)
     else:
         profile, sources = setup_spark(workdir, tables, rows, columns)
-    setup_s = time.perf_counter() - start
     write_project(workdir, profile, sources)
+    print(json.dumps({"kind": kind}))
+
+
+def docs_worker(workdir: Path) -> None:
+    """Two `dbt docs generate` in this fresh process; the first one's end as epoch seconds."""
     cold = docs_generate(workdir)
+    cold_end = time.time()
     warm = docs_generate(workdir)
-    print(json.dumps({"kind": kind, "tables": tables, "setup_s": setup_s, "cold": cold, "warm": warm}))
-
-
-def run_worker(kind: str, base: Path, tables: int, args: argparse.Namespace) -> dict:
-    workdir = base / f"{kind}_{tables}"
-    workdir.mkdir()
-    command = [sys.executable, os.path.abspath(__file__), "--worker", kind, "--dir", str(workdir),
-               "--tables", str(tables), "--namespaces", str(args.namespaces),
-               "--rows", str(args.rows), "--columns", str(args.columns)]  # fmt: skip
-    result = worker_result(command, workdir, kind)
-    assert result is not None  # no timeout given
-    return result
+    print(json.dumps({"cold": cold, "cold_end": cold_end, "warm": warm}))
 
 
 def main() -> None:
     formatter = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
-    parser.add_argument("--tables", type=int, default=1000, help="lancens tables")
-    parser.add_argument("--namespaces", type=int, default=10)
-    parser.add_argument("--spark-tables", type=int, default=200, help="tables on each side for the ratio")
+    parser.add_argument("--tables", type=int, default=200, help="tables on each side")
+    parser.add_argument("--namespaces", type=int, default=10, help="lancens namespaces holding them")
     parser.add_argument("--rows", type=int, default=100)
     parser.add_argument("--columns", type=int, default=6)
-    parser.add_argument("--worker", choices=["lancens", "spark"], help=argparse.SUPPRESS)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--worker", choices=["setup", "docs"], help=argparse.SUPPRESS)
+    parser.add_argument("--kind", choices=KINDS, help=argparse.SUPPRESS)
     parser.add_argument("--dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.worker:
-        worker(args.worker, Path(args.dir), args.tables, args.namespaces, args.rows, args.columns)
+    if args.worker == "setup":
+        setup_worker(args.kind, Path(args.dir), args.tables, args.namespaces, args.rows, args.columns)
         return
+    if args.worker == "docs":
+        docs_worker(Path(args.dir))
+        return
+
+    print(machine(), flush=True)
+    script = [sys.executable, os.path.abspath(__file__)]
+    cold: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    warm: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    catalog: dict[str, list[float]] = {kind: [] for kind in KINDS}
     with tempfile.TemporaryDirectory(prefix="docs_catalog_") as tmp:
-        base = Path(tmp)
-        runs = [
-            run_worker("lancens", base, args.tables, args),
-            run_worker("lancens", base, args.spark_tables, args),
-            run_worker("spark", base, args.spark_tables, args),
-        ]
-    print(f"{'adapter':<10}{'tables':>8}{'catalog s':>12}{'docs generate s':>17}{'cold s':>9}{'errors':>8}")
-    for run in runs:
-        warm = run["warm"]
-        print(
-            f"{run['kind']:<10}{warm['catalog_tables']:>8}{warm['catalog_s']:>12.2f}"
-            f"{warm['wall_s']:>17.2f}{run['cold']['wall_s']:>9.2f}{warm['errors']:>8}"
-        )
-    ratio = runs[1]["warm"]["catalog_s"] / runs[2]["warm"]["catalog_s"]
-    print(
-        f"\ncatalog for {args.tables} lancens tables in {args.namespaces} namespaces: "
-        f"{runs[0]['warm']['catalog_s']:.2f} s"
-    )
-    print(f"lancens / dbt-spark (session, parquet) catalog time at {args.spark_tables} tables: {ratio:.3f}")
+        workdirs = {kind: Path(tmp) / kind for kind in KINDS}
+        for kind, workdir in workdirs.items():
+            workdir.mkdir()
+            setup = run_measured(
+                [*script, "--worker", "setup", "--kind", kind, "--dir", str(workdir),
+                 "--tables", str(args.tables), "--namespaces", str(args.namespaces),
+                 "--rows", str(args.rows), "--columns", str(args.columns)],
+                workdir,
+            )  # fmt: skip
+            print(f"  {kind:<8} {args.tables} tables made in {setup.wall:.1f}s", flush=True)
+        for attempt in range(args.repeat):
+            order = KINDS if attempt % 2 == 0 else tuple(reversed(KINDS))
+            for kind in order:
+                launched = time.time()
+                workdir = workdirs[kind]
+                run = run_measured([*script, "--worker", "docs", "--dir", str(workdir)], workdir)
+                result = run.result()
+                cold[kind].append(result["cold_end"] - launched)
+                warm[kind].append(result["warm"]["wall_s"])
+                catalog[kind].append(result["warm"]["catalog_s"])
+                tables, errors = result["warm"]["catalog_tables"], result["warm"]["errors"]
+                if tables != args.tables or errors:
+                    sys.exit(f"{kind}: catalog holds {tables} of {args.tables} tables, {errors} errors")
+                print(
+                    f"  repeat {attempt + 1} {kind:<8} cold {cold[kind][-1]:6.2f}s  "
+                    f"warm {warm[kind][-1]:6.2f}s  warm catalog step {catalog[kind][-1]:6.2f}s",
+                    flush=True,
+                )
+    for kind in KINDS:
+        print(f"  {kind:<8} cold {spread(cold[kind])}, warm {spread(warm[kind])}")
+        print(f"  {kind:<8} warm catalog step {spread(catalog[kind])}")
+    print(f"\ntables={args.tables} namespaces={args.namespaces} repeat={args.repeat}\n{machine()}")
+    for label, values in (("cold", cold), ("warm", warm), ("warm catalog step", catalog)):
+        label = f"docs generate {label} lancens/dbt-spark"
+        print(ratio_line(label, values["lancens"], values["spark"], GOAL))
 
 
 if __name__ == "__main__":
