@@ -16,15 +16,25 @@ SCRIPT = Path(__file__).parent / "scripts" / "cluster_write.py"
 ROOT = Path(__file__).parents[3]
 
 
+def _installed_work_dir() -> set[str]:
+    """What is in the installed PySpark's `work` directory (where standalone workers write by default)."""
+    import pyspark
+
+    work = Path(pyspark.__file__).parent / "work"
+    return set(os.listdir(work)) if work.is_dir() else set()
+
+
 @pytest.mark.cluster
-def test_write_and_read_on_local_cluster(table_uri: str) -> None:
+def test_write_and_read_on_local_cluster(table_uri: str, tmp_path: Path) -> None:
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": str(ROOT)}
+    files = tmp_path / "spark-files"
+    installed_before = _installed_work_dir()
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), table_uri],
+        [sys.executable, str(SCRIPT), table_uri, str(files)],
         capture_output=True,
         text=True,
         env=env,
-        timeout=300,
+        timeout=900,
         cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -36,3 +46,9 @@ def test_write_and_read_on_local_cluster(table_uri: str) -> None:
     dataset = lance.dataset(table_uri)
     assert dataset.version == 2
     assert dataset.schema.field("v").type == pa.list_(pa.float32(), 2)
+    # Spark's files stay out of the installed package and its output off the console.
+    assert _installed_work_dir() == installed_before
+    executor_logs = list((files / "spark-home" / "work").glob("app-*/*/stderr"))
+    assert len(executor_logs) == 2
+    assert "Using Spark's default log4j profile" in (files / "spark.log").read_text()
+    assert "log4j" not in done.stderr and "WARN" not in done.stderr

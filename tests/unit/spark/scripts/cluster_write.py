@@ -1,7 +1,8 @@
 """Write and read a Lance table on ``local-cluster``: executors are separate JVMs with their own
 Python workers, so nothing can pass through the driver's memory. Prints one JSON line of facts.
 
-Run by tests/unit/spark/test_cluster.py in a subprocess (one JVM hosts one SparkContext).
+Run by tests/unit/spark/test_cluster.py in a subprocess (one JVM hosts one SparkContext); Spark's own
+files and console output go to the directory given as the second argument.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import sys
 from dbt.adapters.lancens.spark import get_or_create_session
 
 
-def main(uri: str) -> None:
-    spark = get_or_create_session(master="local-cluster[2,1,1024]", config={"spark.executor.cores": "1"})
+def main(uri: str, files_dir: str) -> None:
+    spark = get_or_create_session(
+        master="local-cluster[2,1,1024]", config={"spark.executor.cores": "1"}, files_dir=files_dir
+    )
     frame = spark.range(0, 4000, 1, 4).selectExpr("id", "array(CAST(id AS FLOAT), 1.0F) AS v")
     frame.write.format("lance").mode("overwrite").option("fixed_size_list.v", "2").save(uri)
     frame.write.format("lance").mode("append").save(uri)
@@ -33,4 +36,4 @@ def main(uri: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2])
