@@ -32,7 +32,21 @@ def machine() -> str:
     versions = ", ".join(
         f"{name} {_version(name)}" for name in ("pyspark", "pylance", "pyarrow", "dbt-core", "dbt-spark")
     )
-    return f"machine: {cores} cores ({usable} usable), load average {load}; {versions}"
+    return (
+        f"machine: {cores} cores ({usable} usable), load average {load}; {versions}; dbt-lancens {_commit()}"
+    )
+
+
+def _commit() -> str:
+    """The repository's commit (and whether the work tree differs), so figures name the code measured."""
+    try:
+        head = subprocess.run(["git", "-C", str(REPOSITORY), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(["git", "-C", str(REPOSITORY), "status", "--porcelain", "--", "dbt"],
+                               capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown commit"
+    return head + (" (dbt/ modified)" if dirty else "")
 
 
 def _version(distribution: str) -> str:
