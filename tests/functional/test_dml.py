@@ -7,8 +7,9 @@ from pathlib import Path
 import lance
 import pytest
 
-from dbt.adapters.lancens import dml, writes
-from dbt.adapters.lancens.runtime import LancensRuntime, get_runtime
+from dbt.adapters.lancens.commits import writes
+from dbt.adapters.lancens.core.runtime import LancensRuntime, get_runtime
+from dbt.adapters.lancens.statements import dml
 
 
 @pytest.fixture

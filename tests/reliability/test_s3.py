@@ -14,7 +14,7 @@ import pyarrow.csv as pacsv
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.lancens.debug import probe_root
+from dbt.adapters.lancens.metadata.debug import probe_root
 from tests.reliability.helpers import SAMPLE, check_namespace, make_project
 
 pytestmark = pytest.mark.s3

@@ -5,7 +5,7 @@ import os
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.lancens.credentials import LancensCredentials
+from dbt.adapters.lancens.core.credentials import LancensCredentials
 
 
 def credentials(**overrides: object) -> LancensCredentials:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.lancens.seeds import read_seed_csv
+from dbt.adapters.lancens.materializations.seeds import read_seed_csv
 
 
 def _csv(tmp_path: Path, text: str) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 SCRIPT = textwrap.dedent(
     """
-    from dbt.adapters.lancens.runtime import get_runtime
+    from dbt.adapters.lancens.core.runtime import get_runtime
     runtime = get_runtime({"root": ROOT}, "local[1]", {})
     print("namespaces:", runtime.namespace.list_namespaces([]).items)  # works without a JVM
     try:

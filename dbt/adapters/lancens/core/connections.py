@@ -1,0 +1,202 @@
+"""Connections: every dbt thread gets a handle on the process's one Spark session and namespace."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from dbt.adapters.contracts.connection import AdapterResponse, Connection, ConnectionState
+from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.spark.connections import SparkConnectionManager
+from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
+
+from dbt.adapters.lancens.core.credentials import LancensCredentials, redact_secrets
+from dbt.adapters.lancens.core.errors import spark_error_message
+from dbt.adapters.lancens.core.runtime import LancensRuntime, get_runtime
+from dbt.adapters.lancens.statements import ddl, dml
+
+logger = AdapterLogger("lancens")
+_COMMENTS = re.compile(r"/\*.*?\*/|--[^\n]*", re.DOTALL)
+# How object stores and Lance say that a request was refused for lack of permission.
+_DENIED = ("AccessDenied", "403 Forbidden", "lacked the necessary privileges", "Permission denied")
+
+
+class SparkSqlHandle:
+    """The DB-API-shaped surface dbt's SQL connection manager expects, over `LancensRuntime.sql`."""
+
+    def __init__(self, runtime: LancensRuntime) -> None:
+        self.runtime = runtime
+        self._rows: list[Any] | None = None
+        self._description: list[tuple[Any, ...]] = []
+
+    def cursor(self) -> SparkSqlHandle:
+        return self
+
+    def execute(self, sql: str, bindings: Sequence[Any] | None = None) -> None:
+        if bindings:
+            raise DbtRuntimeError("dbt-lancens does not support SQL bindings; render values into the SQL")
+        statement = sql.strip().rstrip(";")
+        if not _COMMENTS.sub("", statement).strip():
+            # Macros that write through the engine leave their statement empty.
+            self._description, self._rows = [], []
+            return
+        if dml.is_row_level(statement):
+            dml.execute(self.runtime, statement)
+            self._description, self._rows = [], []
+            return
+        namespace_ddl = ddl.parse_namespace_ddl(self.runtime, statement)
+        if namespace_ddl is not None:
+            ddl.execute(self.runtime, namespace_ddl)
+            self._description, self._rows = [], []
+            return
+        frame = self.runtime.sql(statement)
+        self._description = [
+            (f.name, f.dataType.simpleString(), None, None, None, None, f.nullable)
+            for f in frame.schema.fields
+        ]
+        # Spark evaluates lazily: a statement that returns no columns (DDL) already ran in sql().
+        self._rows = frame.collect() if self._description else []
+
+    @property
+    def description(self) -> list[tuple[Any, ...]]:
+        return self._description
+
+    def fetchall(self) -> list[Any]:
+        rows, self._rows = self._rows or [], None
+        return rows
+
+    def fetchmany(self, size: int) -> list[Any]:
+        rows = self._rows or []
+        self._rows = rows[size:]
+        return rows[:size]
+
+    def fetchone(self) -> Any:
+        rows = self.fetchmany(1)
+        return rows[0] if rows else None
+
+    def close(self) -> None:
+        self._rows = None
+
+    def cancel(self) -> None:
+        # Jobs of one process share one SparkContext; cancelling them all would cancel other threads.
+        logger.debug("dbt-lancens: cancel is a no-op; Spark jobs of this process keep running")
+
+    def rollback(self) -> None:
+        logger.debug("dbt-lancens: no transactions; every write is one Lance commit")
+
+
+class LancensConnectionManager(SparkConnectionManager):
+    TYPE = "lancens"
+
+    @contextmanager
+    def exception_handler(self, sql: str) -> Iterator[None]:
+        from dbt.adapters.lancens.namespace import errors as ns_errors
+
+        try:
+            yield
+        except (DbtRuntimeError, DbtDatabaseError) as exc:
+            redacted = self._redact(str(exc.msg))
+            if redacted != str(exc.msg):
+                exc.msg = redacted
+            raise
+        except ns_errors.NamespaceError as exc:
+            raise DbtDatabaseError(self._redact(f"Lance namespace error {exc.code}: {exc}")) from exc
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as exc:
+            # Lance reports Rust panics as pyo3's PanicException, a BaseException: dbt only handles
+            # Exception, so letting one through would kill the dbt worker thread and hang the run.
+            logger.debug(f"Error while running:\n{sql}")
+            text = spark_error_message(exc)
+            raise DbtDatabaseError(self._redact(self._access_denied(exc, text) or text)) from exc
+
+    def _access_denied(self, exc: BaseException, text: str) -> str | None:
+        """A message naming the root and the missing permission when the store refused a request.
+
+        Object stores answer a write the credentials may not make with AccessDenied / 403, which
+        reaches dbt as a bare `PermissionError: Access Denied` (s3fs) or deep inside a Python worker
+        traceback (Lance in a Spark task); the line that says so is kept as the detail."""
+        if not isinstance(exc, PermissionError) and not any(marker in text for marker in _DENIED):
+            return None
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        first = next((i for i, line in enumerate(lines) if any(marker in line for marker in _DENIED)), None)
+        if first is None:
+            detail = f"{type(exc).__name__}: {text}"
+        else:  # the refusing line and the store's reply that follows it, up to Spark's SQLSTATE
+            end = next(
+                (i for i in range(first + 1, len(lines)) if lines[i].startswith("SQLSTATE")), len(lines)
+            )
+            detail = " ".join(lines[first:end])
+        credentials = getattr(getattr(self, "profile", None), "credentials", None)
+        root = getattr(credentials, "root", "")
+        return (
+            f"dbt-lancens: permission denied under the namespace root {root!r}: the storage refused "
+            "a request of these credentials. A root needs read and write access (on S3: "
+            "s3:GetObject, s3:ListBucket, s3:PutObject, s3:DeleteObject). "
+            f"Storage error: {detail}"
+        )
+
+    def _redact(self, text: str) -> str:
+        """Error text without the profile's secrets (object-store errors may echo request options)."""
+        credentials = getattr(getattr(self, "profile", None), "credentials", None)
+        return redact_secrets(text, getattr(credentials, "storage_options", None) or {})
+
+    def open(self, connection: Connection) -> Connection:  # type: ignore[override]
+        if connection.state == ConnectionState.OPEN:
+            return connection
+        credentials: LancensCredentials = connection.credentials  # type: ignore[assignment]
+        project_root = getattr(self.profile, "project_root", None)
+        try:
+            runtime = get_runtime(
+                credentials.namespace_properties(project_root), credentials.master, credentials.spark_config
+            )
+        except Exception as exc:
+            raise DbtRuntimeError(_connect_error(credentials, exc)) from exc
+        _check_root(runtime, credentials)
+        connection.handle = SparkSqlHandle(runtime)
+        connection.state = ConnectionState.OPEN  # type: ignore[assignment]
+        return connection
+
+    @classmethod
+    def get_response(cls, cursor: Any) -> AdapterResponse:
+        return AdapterResponse(_message="OK")
+
+    def cancel(self, connection: Connection) -> None:
+        connection.handle.cancel()
+
+
+_CHECKED_ROOTS: set[str] = set()
+
+
+def _check_root(runtime: LancensRuntime, credentials: LancensCredentials) -> None:
+    """Fail the connection, before anything is written, when the root cannot be read as a namespace.
+
+    A root that is a file, or whose `__manifest` cannot be opened (corrupt version file, no access),
+    would otherwise surface as a raw storage error in the middle of dbt's schema creation. Checked
+    once per root and process: a listing of the root namespace, which reads `__manifest`."""
+    namespace = runtime.namespace
+    if namespace.root in _CHECKED_ROOTS:
+        return
+    if "://" not in namespace.root and os.path.isfile(namespace.root):
+        raise DbtRuntimeError(
+            f"dbt-lancens: the namespace root {namespace.root!r} is a file, not a directory; "
+            "point `root` at a directory (it is created if it does not exist)"
+        )
+    try:
+        namespace.list_namespaces([], limit=1)
+    except Exception as exc:
+        text = redact_secrets(spark_error_message(exc), credentials.storage_options)
+        raise DbtRuntimeError(
+            f"dbt-lancens could not read the namespace root {namespace.root!r} (its __manifest table "
+            f"or directory listing); nothing was written: {text}"
+        ) from exc
+    _CHECKED_ROOTS.add(namespace.root)
+
+
+def _connect_error(credentials: LancensCredentials, exc: BaseException) -> str:
+    """A message naming what to fix in the root or the object store (Spark starts later, on first use)."""
+    text = redact_secrets(spark_error_message(exc), credentials.storage_options)
+    return f"dbt-lancens could not open the namespace root {credentials.root!r}: {text}"

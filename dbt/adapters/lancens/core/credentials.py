@@ -1,0 +1,121 @@
+"""The `lancens` profile: where the namespace lives and how Spark runs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dbt.adapters.contracts.connection import Credentials
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.lancens.core.names import schema_to_namespace
+
+# Storage option keys whose values must never be shown (dbt debug, logs, errors).
+SECRET_OPTION_MARKERS = ("secret", "key", "token", "password", "session", "credential")
+
+
+def is_secret_option(name: str) -> bool:
+    """True for option names that may carry a credential (matched loosely: better redact too much)."""
+    lowered = name.lower()
+    return any(marker in lowered for marker in SECRET_OPTION_MARKERS) and lowered not in {
+        "key_id_alias",
+    }
+
+
+def redact_secrets(text: str, storage_options: Mapping[str, str]) -> str:
+    """`text` with the value of every secret storage option replaced by `****`.
+
+    Error messages from s3fs, Lance or Spark may echo a request or an option map; whatever reaches
+    a dbt log, artifact or terminal goes through here first."""
+    for name, value in storage_options.items():
+        if value and is_secret_option(name):
+            text = text.replace(value, "****")
+    return text
+
+
+@dataclass
+class LancensCredentials(Credentials):
+    """Profile keys (see the README's profile table).
+
+    `database` is not a Lance concept: a namespace root is the whole warehouse. It is accepted only
+    when it is empty or equals the root directory's name, so a relation never renders it.
+    """
+
+    root: str = ""
+    schema: str = ""  # type: ignore[assignment]
+    database: str | None = None  # type: ignore[assignment]
+    manifest_enabled: bool = True
+    dir_listing_enabled: bool = True
+    table_version_management: bool = False
+    atomic_publish: bool = False
+    storage_options: dict[str, str] = field(default_factory=dict)
+    master: str = "local[*]"
+    spark_config: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def __pre_deserialize__(cls, data: Any) -> Any:
+        data = super().__pre_deserialize__(data)
+        data.setdefault("database", None)
+        return data
+
+    def __post_init__(self) -> None:
+        if not self.root:
+            raise DbtRuntimeError(
+                "lancens profile: `root` is required (a path or a URI such as s3://bucket/prefix)"
+            )
+        if not self.schema:
+            raise DbtRuntimeError(
+                "lancens profile: `schema` is required (the default namespace, e.g. analytics)"
+            )
+        schema_to_namespace(self.schema)  # raises a clear error for a bad schema name
+        if self.database not in (None, "", self.root_name):
+            raise DbtRuntimeError(
+                "lancens profile: `database` is not used by dbt-lancens (the namespace root is the whole "
+                f"warehouse); remove it or set it to the root's name {self.root_name!r}, "
+                f"got {self.database!r}"
+            )
+        self.database = None  # type: ignore[assignment]
+        self.storage_options = {str(k): str(v) for k, v in (self.storage_options or {}).items()}
+        self.spark_config = {str(k): str(v) for k, v in (self.spark_config or {}).items()}
+
+    @property
+    def root_name(self) -> str:
+        return os.path.basename(self.root.rstrip("/")) or self.root
+
+    @property
+    def type(self) -> str:
+        return "lancens"
+
+    @property
+    def unique_field(self) -> str:
+        return self.root
+
+    def _connection_keys(self) -> tuple[str, ...]:
+        # storage_options is left out on purpose: it may hold credentials.
+        return (
+            "root",
+            "schema",
+            "manifest_enabled",
+            "dir_listing_enabled",
+            "table_version_management",
+            "atomic_publish",
+            "master",
+        )
+
+    def namespace_properties(self, project_root: str | None = None) -> dict[str, str]:
+        """Properties for `DirectoryNamespace.from_properties`; a relative root is relative to the project."""
+        root = self.root
+        if "://" not in root and not os.path.isabs(root):
+            root = os.path.abspath(os.path.join(project_root or os.getcwd(), root))
+        properties = {
+            "root": root,
+            "manifest_enabled": str(self.manifest_enabled).lower(),
+            "dir_listing_enabled": str(self.dir_listing_enabled).lower(),
+        }
+        properties.update({f"storage.{k}": v for k, v in self.storage_options.items()})
+        return properties
+
+    def redacted_storage_options(self) -> dict[str, str]:
+        return {k: ("****" if is_secret_option(k) else v) for k, v in self.storage_options.items()}

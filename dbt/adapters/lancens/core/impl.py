@@ -1,0 +1,356 @@
+"""The dbt adapter: thin `@available` methods that delegate to the modules beside this one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+import agate
+from dbt.adapters.base import available
+from dbt.adapters.base.relation import BaseRelation
+from dbt.adapters.capability import Capability, CapabilityDict, CapabilitySupport, Support
+from dbt.adapters.contracts.connection import AdapterResponse
+from dbt.adapters.contracts.relation import RelationConfig
+from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
+from dbt.artifacts.schemas.catalog import CatalogTable
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.lancens.__version__ import version as lancens_version
+from dbt.adapters.lancens.commits import publish, writes
+from dbt.adapters.lancens.core.column import LancensColumn
+from dbt.adapters.lancens.core.connections import LancensConnectionManager
+from dbt.adapters.lancens.core.names import schema_to_namespace, table_id
+from dbt.adapters.lancens.core.relation import LancensRelation
+from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.materializations import incremental, python_models, seeds, snapshots
+from dbt.adapters.lancens.metadata import catalog, debug, docs, relations, schemas, versions
+
+logger = AdapterLogger("lancens")
+
+
+@dataclass
+class LancensConfig(SparkConfig):
+    file_format: str = "lance"
+    on_drop: str = "purge"
+
+
+class LancensAdapter(SparkAdapter):
+    Relation = LancensRelation  # type: ignore[assignment]
+    Column = LancensColumn  # type: ignore[assignment]
+    ConnectionManager = LancensConnectionManager  # type: ignore[assignment]
+    AdapterSpecificConfigs = LancensConfig  # type: ignore[assignment]
+
+    @classmethod
+    def type(cls) -> str:
+        return "lancens"
+
+    # -- the process's Spark session and namespace -------------------------------------------------
+    @property
+    def runtime(self) -> LancensRuntime:
+        connection = self.connections.get_thread_connection()
+        return connection.handle.runtime
+
+    # -- schemas are namespaces ---------------------------------------------------------------------
+    def create_schema(self, relation: BaseRelation) -> None:
+        schemas.create_schema(self.runtime, schema_to_namespace(relation.schema or ""))
+
+    def drop_schema(self, relation: BaseRelation) -> None:
+        schemas.drop_schema(self.runtime, schema_to_namespace(relation.schema or ""))
+        self.cache.drop_schema(relation.database, relation.schema)
+
+    def list_schemas(self, database: str) -> list[str]:
+        return schemas.list_schemas(self.runtime.namespace)
+
+    def check_schema_exists(self, database: str, schema: str) -> bool:
+        return self.runtime.namespace.namespace_exists(schema_to_namespace(schema))
+
+    # -- relations ----------------------------------------------------------------------------------
+    def list_relations_without_caching(self, schema_relation: BaseRelation) -> list[BaseRelation]:
+        return relations.list_relations(self.runtime, schema_to_namespace(schema_relation.schema or ""))
+
+    def get_columns_in_relation(self, relation: BaseRelation) -> list[LancensColumn]:
+        return relations.columns_of(self.runtime, relation)  # type: ignore[arg-type]
+
+    def drop_relation(self, relation: BaseRelation, on_drop: str = "purge") -> None:
+        self.cache_dropped(relation)
+        relations.drop_relation(self.runtime, relation, on_drop)  # type: ignore[arg-type]
+
+    @available
+    def drop_dependent_views(self, relation: LancensRelation) -> None:
+        """Drop the views that read `relation` (a seed's `--full-refresh` cascades to them)."""
+        for view in relations.drop_dependent_views(self.runtime, relation):
+            self.cache_dropped(view)
+
+    def rename_relation(self, from_relation: BaseRelation, to_relation: BaseRelation) -> None:
+        self.cache_renamed(from_relation, to_relation)
+        relations.rename_relation(self.runtime, from_relation, to_relation)  # type: ignore[arg-type]
+
+    # -- writes -------------------------------------------------------------------------------------
+    @available
+    def write_relation(
+        self,
+        relation: LancensRelation,
+        compiled_code: str,
+        language: str = "sql",
+        mode: str = "overwrite",
+        provenance: dict[str, Any] | None = None,
+    ) -> AdapterResponse:
+        """Build the model's result and commit it as the relation's next Lance version."""
+        runtime = self.runtime
+        name = relation.identifier or ""
+        self._require_publish_hooks(runtime)
+        with self.connections.exception_handler(compiled_code):
+            if language == "python":
+                frame = python_models.run_python_model(runtime, compiled_code, name)
+            else:
+                frame = runtime.sql(compiled_code)
+            version = writes.write_frame(
+                runtime, table_id(relation.schema or "", name), frame, mode, _provenance(provenance)
+            )
+        self.cache_added(relation.incorporate(type="table"))
+        return AdapterResponse(_message=f"OK (version {version})", rows_affected=None)
+
+    @available
+    def load_seed(
+        self,
+        relation: LancensRelation,
+        csv_path: str,
+        column_types: dict[str, str] | None = None,
+        delimiter: str = ",",
+        provenance: dict[str, Any] | None = None,
+        quote_columns: bool | None = None,
+    ) -> AdapterResponse:
+        """Load a seed CSV through Arrow as the table's next version (one commit)."""
+        runtime = self.runtime
+        self._require_publish_hooks(runtime)
+        with self.connections.exception_handler(f"load seed {csv_path}"):
+            data = seeds.read_seed_csv(runtime.spark, csv_path, column_types, delimiter, quote_columns)
+            version = writes.write_arrow(runtime, relation.table_id, data, _provenance(provenance))
+        self.cache_added(relation.incorporate(type="table"))
+        rows = data.num_rows
+        return AdapterResponse(_message=f"INSERT {rows} (version {version})", rows_affected=rows)
+
+    def _require_publish_hooks(self, runtime: LancensRuntime) -> None:
+        """`atomic_publish: true` without the run hooks would publish table by table: refuse instead."""
+        if self.config.credentials.atomic_publish and publish.active(runtime) is None:
+            raise DbtRuntimeError(
+                "atomic_publish: true needs the run hooks in dbt_project.yml: "
+                'on-run-start: ["{{ lancens_begin_atomic_publish() }}"] and '
+                'on-run-end: ["{{ lancens_end_atomic_publish(results) }}"] (see the README)'
+            )
+
+    @available
+    def create_view(
+        self, relation: LancensRelation, compiled_code: str, reads: list[LancensRelation] | None = None
+    ) -> AdapterResponse:
+        """Create or replace a view in Spark and record it (SQL and what it reads) in the namespace."""
+        runtime = self.runtime
+        with self.connections.exception_handler(compiled_code):
+            runtime.sql(f"CREATE OR REPLACE VIEW {relation} AS {compiled_code}")
+            runtime.namespace.create_view(
+                relation.table_id,
+                compiled_code,
+                base_objects=[read.table_id for read in reads or []],
+                replace=True,
+            )
+        self.cache_added(relation.incorporate(type="view"))
+        return AdapterResponse(_message="OK")
+
+    def debug_query(self) -> None:
+        """`dbt debug`: run a query, and report the root, the mode, Spark and whether the root is writable."""
+        for line in debug.report(self.runtime, self.config.credentials):
+            logger.info(line)
+
+    # -- catalog and docs (issue 7) -----------------------------------------------------------------
+    # The catalog is read from the engine (metadata/catalog.py); descriptions are stored in Lance
+    # (metadata/docs.py).
+    _capabilities = CapabilityDict(
+        {
+            Capability.GetCatalogForSingleRelation: CapabilitySupport(support=Support.Full),
+            Capability.SchemaMetadataByRelations: CapabilitySupport(support=Support.Full),
+        }
+    )
+
+    def get_catalog(
+        self, relation_configs: Iterable[RelationConfig], used_schemas: frozenset[tuple[str, str]]
+    ) -> tuple[agate.Table, list[Exception]]:
+        catalog_relations = self._get_catalog_relations(relation_configs)
+        wanted_schemas = {relation.schema for relation in catalog_relations if relation.schema}
+        found, failures = catalog.read_catalog(self.runtime, schemas=wanted_schemas)
+        return catalog.catalog_table(found), failures
+
+    def get_catalog_by_relations(
+        self, used_schemas: frozenset[tuple[str, str]], relations: set[BaseRelation]
+    ) -> tuple[agate.Table, list[Exception]]:
+        wanted = [(r.schema, r.identifier) for r in relations if r.schema and r.identifier]
+        found, failures = catalog.read_catalog(self.runtime, relations=wanted)
+        return catalog.catalog_table(found), failures
+
+    @available
+    def catalog_rows(
+        self, schemas: Iterable[str] | None = None, relations: Iterable[BaseRelation] | None = None
+    ) -> agate.Table:
+        """The catalog rows for dbt's `get_catalog` / `get_catalog_relations` macros (catalog.sql)."""
+        wanted = [(r.schema, r.identifier) for r in relations or () if r.schema and r.identifier]
+        with self.connections.exception_handler("catalog"):
+            found, failures = catalog.read_catalog(self.runtime, schemas=schemas, relations=wanted)
+            if failures:
+                raise failures[0]
+        return catalog.catalog_table(found)
+
+    def get_catalog_for_single_relation(self, relation: BaseRelation) -> CatalogTable | None:
+        with self.connections.exception_handler(f"catalog of {relation}"):
+            return catalog.single_relation(self.runtime, relation.schema or "", relation.identifier or "")
+
+    @available
+    def persist_lance_docs(
+        self,
+        relation: LancensRelation,
+        description: str | None,
+        persist_relation: bool,
+        columns: dict[str, Any],
+        physical_columns: list[str],
+    ) -> bool:
+        """Store model/column descriptions in Lance metadata (tables) or view properties."""
+        with self.connections.exception_handler(f"persist_docs {relation}"):
+            return docs.persist_docs(
+                self.runtime, relation, description, persist_relation, columns, physical_columns
+            )
+
+    @available
+    def persist_schema_docs(self, schema: str, description: str | None) -> None:
+        """Store a schema's description as its namespace's `comment` property."""
+        with self.connections.exception_handler(f"persist_schema_docs {schema}"):
+            docs.persist_schema_docs(self.runtime, schema_to_namespace(schema), description)
+
+    # -- versions and publishing (issue 6) ----------------------------------------------------------
+    # History, registration and time travel live in metadata/versions.py; atomic publish in
+    # commits/publish.py.
+    @available
+    def lancens_declare_table(self, relation: Any) -> str:
+        with self.connections.exception_handler(f"declare_table {relation}"):
+            return versions.declare_table(self.runtime, versions.relation_table_id(relation))
+
+    @available
+    def lancens_register_table(self, relation: Any, location: str) -> int | None:
+        with self.connections.exception_handler(f"register_table {relation}"):
+            return versions.register_table(self.runtime, versions.relation_table_id(relation), location)
+
+    @available
+    def lancens_deregister_table(self, relation: Any) -> str:
+        table = versions.relation_table_id(relation)
+        with self.connections.exception_handler(f"deregister_table {relation}"):
+            location = versions.deregister_table(self.runtime, table)
+        self.cache.drop(self.Relation.create(schema=".".join(table[:-1]), identifier=table[-1]))
+        return location
+
+    @available
+    def lancens_drop_table(self, relation: Any, purge: bool = False) -> str:
+        table = versions.relation_table_id(relation)
+        with self.connections.exception_handler(f"drop_table {relation}"):
+            location = versions.drop_table(self.runtime, table, purge)
+        self.cache.drop(self.Relation.create(schema=".".join(table[:-1]), identifier=table[-1]))
+        return location
+
+    @available
+    def lancens_list_table_versions(self, relation: Any) -> list[dict[str, Any]]:
+        with self.connections.exception_handler(f"list_table_versions {relation}"):
+            return versions.list_versions(self.runtime, versions.relation_table_id(relation))
+
+    @available
+    def lancens_format_versions(self, relation: Any, rows: list[dict[str, Any]]) -> str:
+        return versions.format_versions(versions.relation_table_id(relation), rows)
+
+    @available
+    def lancens_restore_table(
+        self, relation: Any, version: int, provenance: dict[str, Any] | None = None
+    ) -> int:
+        with self.connections.exception_handler(f"restore_table {relation} {version}"):
+            return versions.restore_version(
+                self.runtime, versions.relation_table_id(relation), version, _provenance(provenance)
+            )
+
+    @available
+    def lancens_at_version(self, relation: Any, version: int) -> str:
+        with self.connections.exception_handler(f"at_version {relation} {version}"):
+            return versions.at_version(self.runtime, versions.relation_table_id(relation), version)
+
+    @available
+    def lancens_begin_run(self, requested_by_var: Any, invocation_id: str) -> bool:
+        """on-run-start: stage this run's writes when the profile or the project var asks for it."""
+        by_var = str(requested_by_var).lower() in ("true", "1", "yes")
+        enabled = self.config.credentials.atomic_publish or by_var
+        with self._lancens_connection(), self.connections.exception_handler("begin atomic publish"):
+            if enabled:
+                publish.begin(self.runtime, invocation_id)
+        return enabled
+
+    @available
+    def lancens_end_run(self, statuses: list[Any]) -> dict[str, int]:
+        """on-run-end: publish the run's staged versions together, or nothing if a node failed."""
+        with self._lancens_connection(), self.connections.exception_handler("atomic publish"):
+            published = publish.finish(self.runtime, [str(getattr(s, "value", s)) for s in statuses])
+        return {".".join(key): version for key, version in published.items()}
+
+    def acquire_connection(self, name: str | None = None) -> Any:
+        """Profile `table_version_management: true` turns it on in the root before anything commits."""
+        connection = super().acquire_connection(name)
+        if self.config.credentials.table_version_management:
+            with self.connections.exception_handler("enable table version management"):
+                versions.enable_version_management(self.runtime.namespace)
+        return connection
+
+    def _lancens_connection(self) -> AbstractContextManager[Any]:
+        """Run-level hooks may run on a thread without a connection; open one for them."""
+        if self.connections.get_if_exists() is not None:
+            return nullcontext()
+        return self.connection_named("lancens_publish")
+
+    # -- incremental, snapshots (issue 5) -----------------------------------------------------------
+    # Strategies and snapshots live in materializations/; each run is ONE Lance commit (merge.py there).
+    def valid_incremental_strategies(self) -> list[str]:
+        return list(incremental.STRATEGIES)
+
+    @available
+    def lancens_incremental(
+        self,
+        relation: LancensRelation,
+        compiled_code: str,
+        language: str,
+        spec: dict[str, Any],
+        provenance: dict[str, Any] | None = None,
+    ) -> AdapterResponse:
+        """Apply an incremental run's result to the existing table as its next Lance version."""
+        runtime = self.runtime
+        with self.connections.exception_handler(compiled_code):
+            frame = incremental.model_frame(runtime, compiled_code, language, relation.identifier or "")
+            spec_ = incremental.Spec(**spec)
+            version, rows = incremental.apply(
+                runtime, relation.table_id, str(relation), frame, spec_, _provenance(provenance)
+            )
+        return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
+
+    @available
+    def lancens_snapshot_merge(
+        self,
+        relation: LancensRelation,
+        staging_sql: str,
+        columns: dict[str, str],
+        provenance: dict[str, Any] | None = None,
+    ) -> AdapterResponse:
+        """Apply dbt's snapshot staging rows (inserts, closed records) to the snapshot in one commit."""
+        with self.connections.exception_handler(staging_sql):
+            version, rows = snapshots.merge_staging(
+                self.runtime, relation.table_id, str(relation), staging_sql, columns, _provenance(provenance)
+            )
+        return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
+
+
+def _provenance(provenance: dict[str, Any] | None) -> dict[str, str]:
+    """Who made a version: what the macro passed (invocation, model, run start) plus our version."""
+    properties = {key: str(value) for key, value in (provenance or {}).items() if value is not None}
+    properties["dbt_lancens_version"] = lancens_version
+    return properties

@@ -1,0 +1,237 @@
+"""Incremental strategies on an existing Lance table: work out the change in Spark, commit it once.
+
+The model's result is evaluated exactly once (to Arrow on the driver). Strategies that need to
+look at the target (merge with `incremental_predicates` or restricted update columns, delete+insert
+with predicates) join the two in Spark under dbt's aliases `DBT_INTERNAL_SOURCE` and
+`DBT_INTERNAL_DEST`, so predicates written for other adapters work unchanged. The change itself is
+made by `merge` (Lance merge-insert, deletion vectors, new fragments) as one engine commit.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from dbt_common.exceptions import CompilationError
+from pyspark.sql import DataFrame
+
+from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.materializations import merge, python_models, schema_evolution
+
+STRATEGIES = ("append", "merge", "delete+insert", "insert_overwrite", "microbatch")
+ON_SCHEMA_CHANGE = ("ignore", "fail", "append_new_columns", "sync_all_columns")
+_HIT = "__lancens_matched"
+
+
+class SchemaChangeError(CompilationError):
+    """`on_schema_change: fail` and the model's columns differ from the table's (a compilation error,
+    as dbt-core's own `process_schema_changes` reports it)."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What the incremental materialization was configured with (already validated by the macro)."""
+
+    strategy: str
+    unique_key: list[str] = field(default_factory=list)
+    on_schema_change: str = "ignore"
+    predicates: list[str] = field(default_factory=list)
+    update_columns: list[str] | None = None
+    exclude_columns: list[str] = field(default_factory=list)
+    partition_by: list[str] = field(default_factory=list)
+    event_time: str | None = None
+    batch_start: str | None = None
+    batch_end: str | None = None
+
+
+def apply(
+    runtime: LancensRuntime,
+    table_id: list[str],
+    target_sql: str,
+    frame: DataFrame,
+    spec: Spec,
+    properties: dict[str, str],
+) -> tuple[int, int]:
+    """Apply the model's result `frame` to the table by `spec`; return (new version, rows in result)."""
+    if spec.strategy not in STRATEGIES:
+        raise ValueError(f"incremental_strategy must be one of {STRATEGIES}, got {spec.strategy!r}")
+    rows = frame.toArrow()
+    target = merge.open_target(runtime, table_id)
+    _require_key_columns(spec, rows.schema, target.dataset.schema)
+    target = _sync_schema(runtime, target, rows.schema, spec, properties)
+    rows = merge.conform(rows, target.dataset.schema)
+    version = _STRATEGY[spec.strategy](runtime, target, target_sql, rows, spec, properties)
+    return version, rows.num_rows
+
+
+def model_frame(runtime: LancensRuntime, compiled_code: str, language: str, name: str) -> DataFrame:
+    """The model's result as a Spark DataFrame (SQL, or a Python model run in-process)."""
+    if language == "python":
+        return python_models.run_python_model(runtime, compiled_code, name)
+    return runtime.sql(compiled_code)
+
+
+def _require_key_columns(spec: Spec, source: pa.Schema, target: pa.Schema) -> None:
+    """A `unique_key` or `partition_by` column must be in the model and the table, even when this run
+    has no rows to apply: a typo must fail on the first incremental run, not when data arrives."""
+    named = {"unique_key": spec.unique_key, "partition_by": spec.partition_by}
+    for config, columns in named.items():
+        for column in columns:
+            for what, schema in (("the model's result", source), ("the table", target)):
+                if column.lower() not in {name.lower() for name in schema.names}:
+                    raise CompilationError(
+                        f"{config} column {column!r} is not a column of {what} "
+                        f"(columns: {', '.join(schema.names)})"
+                    )
+
+
+def _sync_schema(
+    runtime: LancensRuntime, target: merge.Target, source: pa.Schema, spec: Spec, properties: dict[str, str]
+) -> merge.Target:
+    """Honour `on_schema_change`; `ignore` leaves the table as it is (new columns are not written)."""
+    current = {name.lower() for name in target.dataset.schema.names}
+    wanted = {name.lower() for name in source.names}
+    added = [f for f in source if f.name.lower() not in current and not pa.types.is_null(f.type)]
+    removed = [name for name in target.dataset.schema.names if name.lower() not in wanted]
+    if not added and not removed or spec.on_schema_change == "ignore":
+        return target
+    if spec.on_schema_change == "fail":
+        raise SchemaChangeError(
+            "The source and target schemas on this incremental model are out of sync! "
+            f"New columns in the model: {[f.name for f in added]}; columns the model no longer has: "
+            f"{removed}. Set on_schema_change to append_new_columns or sync_all_columns, or run "
+            "with --full-refresh."
+        )
+    drop = removed if spec.on_schema_change == "sync_all_columns" else []
+    if not added and not drop:
+        return target
+    return schema_evolution.evolve(runtime, target, added, drop, properties)
+
+
+def _append(
+    runtime: LancensRuntime, target: merge.Target, target_sql: str, rows: pa.Table, spec: Spec, props: dict
+) -> int:
+    return merge.append(runtime, target, rows, props)
+
+
+def _merge(
+    runtime: LancensRuntime, target: merge.Target, target_sql: str, rows: pa.Table, spec: Spec, props: dict
+) -> int:
+    if not spec.unique_key:
+        return merge.append(runtime, target, rows, props)
+    columns = rows.column_names
+    keep = _kept_columns(columns, spec)
+    if not spec.predicates and not keep:
+        return merge.upsert(runtime, target, rows, spec.unique_key, props)
+    # dbt's MERGE: a source row matches a target row with the same key that satisfies the predicates;
+    # matched rows take the target's values for the columns not updated; the rest are inserted.
+    on = " AND ".join([_key_match(spec.unique_key)] + [f"({predicate})" for predicate in spec.predicates])
+    select = ", ".join(
+        f"CASE WHEN DBT_INTERNAL_DEST.{_HIT} THEN DBT_INTERNAL_DEST.{quote(c)} "
+        f"ELSE DBT_INTERNAL_SOURCE.{quote(c)} END AS {quote(c)}"
+        if c.lower() in keep
+        else f"DBT_INTERNAL_SOURCE.{quote(c)}"
+        for c in columns
+    )
+    with source_view(runtime, rows) as source:
+        joined = runtime.sql(
+            f"SELECT {select}, coalesce(DBT_INTERNAL_DEST.{_HIT}, false) AS {_HIT} "
+            f"FROM {source} AS DBT_INTERNAL_SOURCE LEFT JOIN "
+            f"(SELECT *, true AS {_HIT} FROM {target_sql}) AS DBT_INTERNAL_DEST ON {on}"
+        ).toArrow()
+    hit = joined.column(_HIT)
+    joined = joined.drop_columns([_HIT])
+    return merge.upsert(
+        runtime, target, joined.filter(hit), spec.unique_key, props, inserts=joined.filter(pc.invert(hit))
+    )
+
+
+def _kept_columns(columns: list[str], spec: Spec) -> set[str]:
+    """Lower-cased columns a matched row keeps from the target (dbt's merge_update/exclude_columns)."""
+    keys = {k.lower() for k in spec.unique_key}
+    if spec.update_columns is not None:
+        updated = {c.lower() for c in spec.update_columns}
+        return {c.lower() for c in columns if c.lower() not in updated and c.lower() not in keys}
+    return {c.lower() for c in spec.exclude_columns} - keys
+
+
+def _delete_insert(
+    runtime: LancensRuntime, target: merge.Target, target_sql: str, rows: pa.Table, spec: Spec, props: dict
+) -> int:
+    if not spec.unique_key:
+        return merge.append(runtime, target, rows, props)
+    keys = _distinct(rows, spec.unique_key)
+    if spec.predicates:
+        # Only the target rows that also satisfy the predicates are deleted.
+        on = " AND ".join(
+            f"DBT_INTERNAL_SOURCE.{quote(k)} = DBT_INTERNAL_DEST.{quote(k)}" for k in spec.unique_key
+        )
+        where = " AND ".join(f"({predicate})" for predicate in spec.predicates)
+        with source_view(runtime, keys) as source:
+            keys = runtime.sql(
+                f"SELECT DISTINCT {', '.join(f'DBT_INTERNAL_DEST.{quote(k)}' for k in spec.unique_key)} "
+                f"FROM {target_sql} AS DBT_INTERNAL_DEST LEFT SEMI JOIN {source} AS DBT_INTERNAL_SOURCE "
+                f"ON {on} WHERE {where}"
+            ).toArrow()
+    return merge.replace(runtime, target, rows, props, keys=keys)
+
+
+def _insert_overwrite(
+    runtime: LancensRuntime, target: merge.Target, target_sql: str, rows: pa.Table, spec: Spec, props: dict
+) -> int:
+    if not spec.partition_by:
+        return merge.overwrite(runtime, target, rows, props)
+    return merge.replace(runtime, target, rows, props, keys=_distinct(rows, spec.partition_by))
+
+
+def _microbatch(
+    runtime: LancensRuntime, target: merge.Target, target_sql: str, rows: pa.Table, spec: Spec, props: dict
+) -> int:
+    if not spec.event_time or not spec.batch_start or not spec.batch_end:
+        raise ValueError("microbatch needs event_time and the batch bounds dbt passes to each batch")
+    column = quote(spec.event_time)
+    where = " AND ".join(
+        [f"{column} >= TIMESTAMP '{spec.batch_start}'", f"{column} < TIMESTAMP '{spec.batch_end}'"]
+        + [f"({predicate})" for predicate in spec.predicates]
+    )
+    return merge.replace(runtime, target, rows, props, where=where)
+
+
+_STRATEGY = {
+    "append": _append,
+    "merge": _merge,
+    "delete+insert": _delete_insert,
+    "insert_overwrite": _insert_overwrite,
+    "microbatch": _microbatch,
+}
+
+
+def _key_match(keys: list[str]) -> str:
+    return " AND ".join(f"DBT_INTERNAL_SOURCE.{quote(k)} = DBT_INTERNAL_DEST.{quote(k)}" for k in keys)
+
+
+def _distinct(rows: pa.Table, columns: list[str]) -> pa.Table:
+    """The distinct values of `columns` (named as the table names them)."""
+    by_name = {name.lower(): name for name in rows.column_names}
+    names = [by_name.get(c.lower(), c) for c in columns]
+    return rows.select(names).group_by(names).aggregate([])
+
+
+@contextmanager
+def source_view(runtime: LancensRuntime, rows: pa.Table) -> Iterator[str]:
+    """`rows` as a temporary Spark view for the duration of one query."""
+    name = f"lancens_source_{uuid.uuid4().hex}"
+    runtime.activate()
+    runtime.spark.createDataFrame(rows).createOrReplaceTempView(name)
+    try:
+        yield name
+    finally:
+        runtime.spark.catalog.dropTempView(name)
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"

@@ -1,0 +1,99 @@
+"""`on_schema_change` for Lance tables: add and drop columns, each change one version via the engine.
+
+* Adding columns is metadata only: a `Merge` operation keeps every fragment as it is and extends
+  the schema; Lance reads a column that no data file holds as nulls, so no row is rewritten.
+* Dropping columns rewrites the remaining columns (streamed, not loaded) as an `Overwrite`:
+  Lance's own `drop_columns` commits by itself (outside the engine), and its `Project` operation
+  needs field ids a pyarrow schema cannot carry. History is kept: older versions still hold the
+  dropped columns.
+
+Either way the change is one commit through `namespace.commit_table`, made before the run's data
+commit: a run that changes the schema costs two versions, every other run one. Spark's catalog
+entry is refreshed right after it, so the run's own queries (a merge joining the target, a
+snapshot closing rows) see the new columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import lance
+import pyarrow as pa
+
+from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.materializations import merge
+from dbt.adapters.lancens.spark import catalog
+
+
+def evolve(
+    runtime: LancensRuntime,
+    target: merge.Target,
+    add: list[pa.Field],
+    drop: list[str],
+    properties: dict[str, str],
+) -> merge.Target:
+    """Add nullable all-null columns and drop columns in one version; return the table at it.
+
+    Adding only is metadata only. Dropping (or adding after an earlier drop: Lance never reuses a
+    field id, and a pyarrow schema cannot say which ids to use) rewrites the kept columns."""
+    merge.refuse_when_staging(runtime, target, "a schema change")
+    added = [field.with_nullable(True) for field in add]
+    if not drop:
+        try:
+            return _add_in_place(runtime, target, added, properties)
+        except OSError as exc:
+            if "field" not in str(exc):
+                raise
+    return _rewrite(runtime, target, added, drop, properties)
+
+
+def _add_in_place(
+    runtime: LancensRuntime, target: merge.Target, added: list[pa.Field], properties: dict[str, str]
+) -> merge.Target:
+    dataset = target.dataset
+    fragments = [fragment.metadata for fragment in dataset.get_fragments()]
+    operation = lance.LanceOperation.Merge(fragments, pa.schema([*dataset.schema, *added]))
+    runtime.namespace.commit_table(
+        target.table_id, operation, read_version=target.version, transaction_properties=properties
+    )
+    return _reopen(runtime, target)
+
+
+def _rewrite(
+    runtime: LancensRuntime,
+    target: merge.Target,
+    added: list[pa.Field],
+    drop: list[str],
+    properties: dict[str, str],
+) -> merge.Target:
+    dataset = target.dataset
+    dropped = {name.lower() for name in drop}
+    kept = [field for field in dataset.schema if field.name.lower() not in dropped]
+    schema = pa.schema([*kept, *added])
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for batch in dataset.scanner(columns=[field.name for field in kept]).to_batches():
+            nulls = [pa.nulls(batch.num_rows, field.type) for field in added]
+            yield pa.RecordBatch.from_arrays([*batch.columns, *nulls], schema=schema)
+
+    fragments = lance.fragment.write_fragments(
+        pa.RecordBatchReader.from_batches(schema, batches()),
+        target.location,
+        schema=schema,
+        mode="overwrite",
+        storage_options=runtime.namespace.storage_options or None,
+    )
+    runtime.namespace.commit_table(
+        target.table_id,
+        lance.LanceOperation.Overwrite(schema, fragments),
+        read_version=target.version,
+        transaction_properties=properties,
+    )
+    return _reopen(runtime, target)
+
+
+def _reopen(runtime: LancensRuntime, target: merge.Target) -> merge.Target:
+    """The table at its new schema, in the engine and in Spark's catalog."""
+    with runtime.lock:
+        catalog.sync_table(runtime.spark, runtime.namespace, target.table_id)
+    return merge.open_target(runtime, target.table_id)

@@ -1,0 +1,129 @@
+"""Listing, describing, renaming and dropping relations, read from and written to the engine directly."""
+
+from __future__ import annotations
+
+from dbt.adapters.contracts.relation import RelationType
+
+from dbt.adapters.lancens.core.column import LancensColumn
+from dbt.adapters.lancens.core.names import namespace_to_schema
+from dbt.adapters.lancens.core.relation import LancensRelation
+from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.namespace import all_pages, errors
+from dbt.adapters.lancens.spark import catalog
+from dbt.adapters.lancens.spark.types import to_spark_type
+
+ON_DROP_CHOICES = ("purge", "deregister")
+
+
+def list_relations(runtime: LancensRuntime, namespace_id: list[str]) -> list[LancensRelation]:
+    """Tables and views of one namespace; a namespace that does not exist has none."""
+    namespace = runtime.namespace
+    if not namespace.namespace_exists(namespace_id):
+        return []
+    schema = namespace_to_schema(namespace_id)
+    tables = all_pages(namespace.list_tables, namespace_id)
+    views = all_pages(namespace.list_views, namespace_id)
+    return [
+        LancensRelation.create(schema=schema, identifier=name, type=RelationType.Table) for name in tables
+    ] + [LancensRelation.create(schema=schema, identifier=name, type=RelationType.View) for name in views]
+
+
+def columns_of(runtime: LancensRuntime, relation: LancensRelation) -> list[LancensColumn]:
+    """Columns in table order with Spark's type names; [] when the relation does not exist."""
+    if relation.type == RelationType.View or is_view(runtime, relation.table_id):
+        fields = [
+            (f.name, f.dataType.simpleString()) for f in runtime.sql(f"SELECT * FROM {relation}").schema
+        ]
+    else:
+        try:
+            schema = runtime.namespace.describe_table(relation.table_id).schema
+        except errors.NamespaceError:
+            return []
+        fields = [(f.name, to_spark_type(f.type).simpleString()) for f in (schema or [])]
+    return [
+        LancensColumn(
+            table_schema=relation.schema,
+            table_name=relation.identifier,
+            table_type=relation.type,
+            column=name,
+            dtype=dtype,
+            column_index=index,
+        )
+        for index, (name, dtype) in enumerate(fields)
+    ]
+
+
+def is_view(runtime: LancensRuntime, object_id: list[str]) -> bool:
+    try:
+        runtime.namespace.describe_view(object_id)
+    except errors.NamespaceError:
+        return False
+    return True
+
+
+def drop_relation(runtime: LancensRuntime, relation: LancensRelation, on_drop: str = "purge") -> None:
+    """Drop a view, or a table (`purge` deletes its data, `deregister` keeps the files)."""
+    if on_drop not in ON_DROP_CHOICES:
+        raise ValueError(f"on_drop must be one of {ON_DROP_CHOICES}, got {on_drop!r}")
+    namespace = runtime.namespace
+    object_id = relation.table_id
+    database = catalog.database_name(relation.namespace_id)
+    if is_view(runtime, object_id):
+        namespace.drop_view(object_id)
+        runtime.spark.sql(f"DROP VIEW IF EXISTS `{database}`.`{relation.identifier}`")
+        return
+    try:
+        if on_drop == "deregister":
+            namespace.deregister_table(object_id)
+        else:
+            namespace.drop_table(object_id)
+    except errors.TableNotFoundError:
+        pass  # dbt drops "if exists"
+    with runtime.lock:
+        catalog.forget_table(runtime.spark, object_id)
+
+
+def drop_dependent_views(runtime: LancensRuntime, relation: LancensRelation) -> list[LancensRelation]:
+    """Drop every view that reads `relation`, directly or through other views; return them.
+
+    A seed's `--full-refresh` is dbt's "drop and re-create", which cascades to dependent views on
+    the warehouses dbt was designed on; the namespace knows each view's `base_objects`, so the
+    cascade is exact. Tables built from the relation are copies and stay."""
+    views = {
+        tuple(entry.id): [tuple(base) for base in entry.base_objects]
+        for entry in runtime.namespace.list_objects()
+        if entry.object_type == "view"
+    }
+    doomed: list[tuple[str, ...]] = []
+    frontier = [tuple(relation.table_id)]
+    while frontier:
+        base = frontier.pop()
+        for view, bases in views.items():
+            if base in bases and view not in doomed:
+                doomed.append(view)
+                frontier.append(view)
+    dropped = []
+    for view in doomed:
+        dependent = LancensRelation.create(
+            schema=".".join(view[:-1]), identifier=view[-1], type=RelationType.View
+        )
+        drop_relation(runtime, dependent)
+        dropped.append(dependent)
+    return dropped
+
+
+def rename_relation(runtime: LancensRuntime, source: LancensRelation, target: LancensRelation) -> None:
+    """Rename a table through the engine (no data copy) or re-create a view under its new name."""
+    namespace = runtime.namespace
+    if is_view(runtime, source.table_id):
+        view = namespace.describe_view(source.table_id)
+        namespace.create_view(
+            target.table_id, view.sql, base_objects=view.base_objects, properties=view.properties
+        )
+        drop_relation(runtime, source)
+        runtime.sync_relation(target.namespace_id, target.identifier or "")
+        return
+    namespace.rename_table(source.table_id, target.table_id)
+    with runtime.lock:
+        catalog.forget_table(runtime.spark, source.table_id)
+        catalog.sync_table(runtime.spark, namespace, target.table_id)

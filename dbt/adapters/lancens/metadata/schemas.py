@@ -1,0 +1,56 @@
+"""dbt schemas as namespaces: create with parents, list recursively, drop with everything inside."""
+
+from __future__ import annotations
+
+from dbt.adapters.lancens.core.names import namespace_to_schema
+from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages, errors
+from dbt.adapters.lancens.spark import catalog
+
+
+def create_schema(runtime: LancensRuntime, namespace_id: list[str]) -> None:
+    """Create the namespace and any missing parent; an existing one is left as it is."""
+    namespace = runtime.namespace
+    for depth in range(1, len(namespace_id) + 1):
+        level = namespace_id[:depth]
+        if namespace.namespace_exists(level):
+            continue
+        try:
+            namespace.create_namespace(level)
+        except (errors.NamespaceAlreadyExistsError, errors.ConcurrentModificationError):
+            # Another dbt thread or process created it first; anything else must still fail.
+            if not namespace.namespace_exists(level):
+                raise
+    runtime.spark.sql(f"CREATE DATABASE IF NOT EXISTS `{catalog.database_name(namespace_id)}`")
+
+
+def list_schemas(namespace: DirectoryNamespace) -> list[str]:
+    """Every namespace under the root, nested ones included, in dbt's dotted form."""
+    found: list[str] = []
+    pending: list[list[str]] = [[]]
+    while pending:
+        parent = pending.pop()
+        for name in all_pages(namespace.list_namespaces, parent):
+            child = [*parent, name]
+            found.append(namespace_to_schema(child))
+            pending.append(child)
+    return sorted(found)
+
+
+def drop_schema(runtime: LancensRuntime, namespace_id: list[str], cascade: bool = True) -> None:
+    """Drop the namespace with its tables, views and child namespaces (dbt's drop_schema cascades).
+
+    Without `cascade` only an empty namespace is dropped: the engine refuses any other with
+    NamespaceNotEmpty (3), naming it."""
+    namespace = runtime.namespace
+    if not namespace.namespace_exists(namespace_id):
+        return
+    if cascade:
+        for child in all_pages(namespace.list_namespaces, namespace_id):
+            drop_schema(runtime, [*namespace_id, child])
+        for view in all_pages(namespace.list_views, namespace_id):
+            namespace.drop_view([*namespace_id, view])
+        for table in all_pages(namespace.list_tables, namespace_id):
+            namespace.drop_table([*namespace_id, table])
+    namespace.drop_namespace(namespace_id)
+    runtime.spark.sql(f"DROP DATABASE IF EXISTS `{catalog.database_name(namespace_id)}` CASCADE")

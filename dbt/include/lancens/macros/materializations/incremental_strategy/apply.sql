@@ -1,0 +1,33 @@
+{#-- How every built-in strategy is applied: the config turned into one spec for the adapter,
+     which commits the change as one Lance version (materializations/incremental.py). --#}
+
+{#-- `unique_key` as a list of column names: a string, a list, or nothing (empty entries dropped). --#}
+{% macro lancens_key_columns(value) -%}
+  {%- set keys = [] -%}
+  {%- for key in ([value] if value is string else (value or [])) -%}
+    {%- if key and key | trim -%}{%- do keys.append(key | trim) -%}{%- endif -%}
+  {%- endfor -%}
+  {{ return(keys) }}
+{%- endmacro %}
+
+
+{% macro lancens_apply_incremental(strategy, arg_dict) -%}
+  {%- set predicates = arg_dict['incremental_predicates'] -%}
+  {%- set partition_by = config.get('partition_by') -%}
+  {%- set batch = model.get('batch') -%}
+  {%- set spec = {
+        'strategy': strategy,
+        'unique_key': lancens_key_columns(arg_dict['unique_key']),
+        'on_schema_change': arg_dict.get('on_schema_change') or 'ignore',
+        'predicates': [predicates] if predicates is string else (predicates or []),
+        'update_columns': config.get('merge_update_columns'),
+        'exclude_columns': config.get('merge_exclude_columns') or [],
+        'partition_by': [partition_by] if partition_by is string else (partition_by or []),
+        'event_time': config.get('event_time'),
+        'batch_start': batch.event_time_start.strftime('%Y-%m-%d %H:%M:%S') if batch and batch.event_time_start else none,
+        'batch_end': batch.event_time_end.strftime('%Y-%m-%d %H:%M:%S') if batch and batch.event_time_end else none,
+    } -%}
+  {%- set response = adapter.lancens_incremental(
+        arg_dict['target_relation'], arg_dict['compiled_code'], arg_dict['language'], spec, lancens_provenance()) -%}
+  {%- do store_result('main', response=response) -%}
+{%- endmacro %}

@@ -1,0 +1,15 @@
+{#-- Table history: every dbt build is a Lance version that records who made it. --#}
+
+{#-- Print version, time, rows and who made each version of `relation`; returns the rows (dicts). --#}
+{% macro list_table_versions(relation) %}
+  {%- set rows = adapter.lancens_list_table_versions(relation) -%}
+  {%- do print(adapter.lancens_format_versions(relation, rows)) -%}
+  {{ return(rows) }}
+{% endmacro %}
+
+{#-- Commit a new version whose content equals `version` (nothing is deleted). Returns the new version. --#}
+{% macro restore_table(relation, version) %}
+  {%- set new_version = adapter.lancens_restore_table(relation, version | int, lancens_operation_provenance('restore_table')) -%}
+  {{ log("lancens: restored " ~ relation ~ " to version " ~ version ~ " as version " ~ new_version, info=true) }}
+  {{ return(new_version) }}
+{% endmacro %}
