@@ -8,13 +8,13 @@ import lance
 import pytest
 
 from dbt.adapters.lancens.commits import writes
-from dbt.adapters.lancens.core.runtime import LancensRuntime, get_runtime
+from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.statements import dml
 
 
 @pytest.fixture
 def runtime(spark, tmp_path: Path) -> LancensRuntime:
-    runtime = get_runtime({"root": str(tmp_path)}, "local[2]", {})
+    runtime = LancensRuntime.shared({"root": str(tmp_path)}, "local[2]", {})
     runtime.namespace.create_namespace(["s"])
     frame = runtime.sql(
         "SELECT id, concat('n', id) AS name, DATE'2024-01-01' + CAST(id AS INT) AS day FROM range(10)"

@@ -36,7 +36,7 @@ class TestPersistDocs(BasePersistDocs):
         before = namespace.describe_table(table_id)
         with project.adapter.connection_named("__test"):
             relation = project.adapter.get_relation(project.database, project.test_schema, "table_model")
-            changed = project.adapter.persist_lance_docs(
+            changed = project.adapter.persist_relation_docs(
                 relation, before.properties["comment"], True, {}, ["id", "name"]
             )
         assert changed is False

@@ -5,8 +5,13 @@ import re
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.lancens.core.names import namespace_to_schema, schema_to_namespace, table_id
-from dbt.adapters.lancens.spark.catalog import database_name, namespace_id
+from dbt.adapters.lancens.core.names import (
+    database_name,
+    namespace_id,
+    namespace_to_schema,
+    schema_to_namespace,
+    table_id,
+)
 
 
 @pytest.mark.parametrize(

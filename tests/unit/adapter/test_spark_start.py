@@ -10,8 +10,8 @@ from pathlib import Path
 
 SCRIPT = textwrap.dedent(
     """
-    from dbt.adapters.lancens.core.runtime import get_runtime
-    runtime = get_runtime({"root": ROOT}, "local[1]", {})
+    from dbt.adapters.lancens.core.runtime import LancensRuntime
+    runtime = LancensRuntime.shared({"root": ROOT}, "local[1]", {})
     print("namespaces:", runtime.namespace.list_namespaces([]).items)  # works without a JVM
     try:
         runtime.spark

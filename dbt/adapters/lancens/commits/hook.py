@@ -1,14 +1,18 @@
-"""The Spark data source's commit hook: route a write's one Lance commit through the namespace engine.
+"""The `lance` data source's commit hook for catalog tables: a Spark `INSERT INTO` lands through the
+engine.
 
-The data source calls this by name (`commit_hook` option) wherever Spark runs the driver-side
-commit, so everything it needs travels in `args`: the engine's properties, the table id, and the
-provenance recorded with the version.
+The data source calls the hook by name (`commit_hook` option) in the Python worker where Spark runs
+the driver-side commit, so everything it needs travels in `args`: the engine's properties, the
+table id and the provenance recorded with the version. It imports the engine only, never dbt.
+The adapter's own writes never come here: they commit in the dbt process (`table_write`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from dbt.adapters.lancens.commits.landing import land
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 
 HOOK = "dbt.adapters.lancens.commits.hook:commit"
@@ -19,19 +23,16 @@ def commit(
 ) -> int:
     """Commit `operation` to the table `args["table_id"]` and return its new version."""
     namespace = DirectoryNamespace.from_properties(args["namespace"])
-    return namespace.commit_table(
-        args["table_id"],
-        operation,
-        read_version=read_version,
-        transaction_properties=args.get("transaction_properties") or None,
+    return land(
+        namespace, args["table_id"], operation, read_version, args.get("transaction_properties") or {}
     )
 
 
 def hook_args(
-    namespace: DirectoryNamespace, table_id: list[str], transaction_properties: dict[str, str]
+    namespace: DirectoryNamespace, table_id: Sequence[str], transaction_properties: dict[str, str]
 ) -> dict[str, Any]:
     return {
         "namespace": namespace.properties,
-        "table_id": table_id,
+        "table_id": list(table_id),
         "transaction_properties": transaction_properties,
     }

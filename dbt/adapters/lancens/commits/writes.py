@@ -1,109 +1,80 @@
-"""Writing a Spark DataFrame as the next version of a namespace table.
+"""Writing a whole table version: a Spark DataFrame (models, CTAS, DML) or an Arrow table (seeds).
 
-Every write is one Lance commit made through the engine (the data source's commit hook), so a
-reader sees the previous version or the new one, never a missing or half-written table. A table
-that did not exist is declared first, which reserves its location; if its first write fails the
-declaration is withdrawn so no empty table is left behind.
+Spark tasks write the frame's data files under the table's location and send back only their
+fragment metadata (`spark.writer.write_with_tasks`); the operation is built and committed (or
+staged) here, in the dbt process, where the engine is already open. So a reader sees the previous
+version or the new one, never a missing or half-written table.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 
 import lance
 import pyarrow as pa
 from pyspark.sql import DataFrame
 
-from dbt.adapters.lancens.commits import publish
-from dbt.adapters.lancens.commits.hook import HOOK, hook_args
+from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
 from dbt.adapters.lancens.core.runtime import LancensRuntime
-from dbt.adapters.lancens.namespace import errors
-from dbt.adapters.lancens.spark import catalog
+from dbt.adapters.lancens.spark.options import LanceOptions
+from dbt.adapters.lancens.spark.types import fixed_sizes_from_metadata, lance_write_schema, spark_arrow_schema
+from dbt.adapters.lancens.spark.writer import LanceWriter, write_with_tasks
 
 WRITE_MODES = ("append", "overwrite")
 
 
 def write_frame(
     runtime: LancensRuntime,
-    table_id: list[str],
+    table_id: Sequence[str],
     frame: DataFrame,
     mode: str,
-    transaction_properties: dict[str, str],
+    properties: dict[str, str],
 ) -> int:
     """Write `frame` to the table (`overwrite` replaces its rows, `append` adds); return the new version."""
     if mode not in WRITE_MODES:
         raise ValueError(f"write mode must be one of {WRITE_MODES}, got {mode!r}")
-    if publish.active(runtime) is not None:  # atomic publish: stage now, publish at the end of the run
-        return publish.stage_frame(runtime, table_id, frame, mode, transaction_properties)
-    namespace = runtime.namespace
-    runtime.activate()
-    declared_here = _ensure_declared(runtime, table_id)
-    location = namespace.describe_table(table_id).location
-    args = hook_args(namespace, table_id, transaction_properties)
+    write = open_write(runtime, table_id)
+    overwrite = mode == "overwrite" or write.dataset is None
     try:
-        (
-            frame.write.format("lance")
-            .mode(mode)
-            .option("storage_options", json.dumps(namespace.storage_options))
-            .option("commit_hook", HOOK)
-            .option("commit_hook_args", json.dumps(args))
-            .save(location)
+        schema = lance_write_schema(
+            spark_arrow_schema(frame.schema),
+            write.schema,
+            fixed_sizes_from_metadata(frame.schema),
+            append=not overwrite,
         )
+        writer = LanceWriter(
+            LanceOptions(uri=write.location, storage_options=write.storage_options),
+            schema,
+            overwrite=overwrite,
+            read_version=write.read_version,
+            storage_version=write.dataset.data_storage_version if write.dataset is not None else None,
+        )
+        runtime.activate()
+        fragments = write_with_tasks(frame, writer)
     except BaseException:
-        if declared_here:
-            _withdraw(runtime, table_id)
+        write.abandon()
         raise
-    with runtime.lock:
-        catalog.sync_table(runtime.spark, namespace, table_id)
-    version = namespace.describe_table(table_id).version
-    return int(version) if version is not None else 0
-
-
-def _ensure_declared(runtime: LancensRuntime, table_id: list[str]) -> bool:
-    """Declare the table when the namespace does not have it yet; True when this call declared it."""
-    namespace = runtime.namespace
-    if namespace.table_exists(table_id):
-        return False
-    try:
-        namespace.declare_table(table_id)
-    except errors.TableAlreadyExistsError:
-        return False  # another writer declared it first: share its location
-    return True
-
-
-def _withdraw(runtime: LancensRuntime, table_id: list[str]) -> None:
-    """Remove a declaration whose first write failed, unless a concurrent writer gave it data."""
-    namespace = runtime.namespace
-    try:
-        if namespace.describe_table(table_id).declared_only:
-            namespace.drop_table(table_id)
-    except errors.NamespaceError:
-        pass  # already gone
+    return _commit(write, schema, fragments, overwrite, properties)
 
 
 def write_arrow(
-    runtime: LancensRuntime, table_id: list[str], data: pa.Table, transaction_properties: dict[str, str]
+    runtime: LancensRuntime, table_id: Sequence[str], data: pa.Table, properties: dict[str, str]
 ) -> int:
     """Replace the table's rows with `data` in one commit, without Spark (seeds); return the new version."""
-    if publish.active(runtime) is not None:  # atomic publish: stage now, publish at the end of the run
-        return publish.stage_arrow(runtime, table_id, data, transaction_properties)
-    namespace = runtime.namespace
-    declared_here = _ensure_declared(runtime, table_id)
-    info = namespace.describe_table(table_id)
+    write = open_write(runtime, table_id)
     try:
-        fragments = lance.fragment.write_fragments(
-            data, info.location, schema=data.schema, storage_options=namespace.storage_options or None
-        )
-        version = namespace.commit_table(
-            table_id,
-            lance.LanceOperation.Overwrite(data.schema, fragments),
-            read_version=info.version,
-            transaction_properties=transaction_properties,
-        )
+        fragments = write.write_fragments(data, data.schema)
     except BaseException:
-        if declared_here:
-            _withdraw(runtime, table_id)
+        write.abandon()
         raise
-    with runtime.lock:
-        catalog.sync_table(runtime.spark, namespace, table_id)
-    return version
+    return _commit(write, data.schema, fragments, True, properties)
+
+
+def _commit(
+    write: TableWrite, schema: pa.Schema, fragments: list, overwrite: bool, properties: dict[str, str]
+) -> int:
+    if overwrite:
+        operation: lance.LanceOperation.BaseOperation = lance.LanceOperation.Overwrite(schema, fragments)
+    else:
+        operation = lance.LanceOperation.Append(fragments)
+    return write.commit(operation, properties, written=fragments)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -15,11 +14,11 @@ from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 
 from dbt.adapters.lancens.core.credentials import LancensCredentials, redact_secrets
 from dbt.adapters.lancens.core.errors import spark_error_message
-from dbt.adapters.lancens.core.runtime import LancensRuntime, get_runtime
-from dbt.adapters.lancens.statements import ddl, dml
+from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.statements import route
+from dbt.adapters.lancens.statements.text import is_blank
 
 logger = AdapterLogger("lancens")
-_COMMENTS = re.compile(r"/\*.*?\*/|--[^\n]*", re.DOTALL)
 # How object stores and Lance say that a request was refused for lack of permission.
 _DENIED = ("AccessDenied", "403 Forbidden", "lacked the necessary privileges", "Permission denied")
 
@@ -39,17 +38,9 @@ class SparkSqlHandle:
         if bindings:
             raise DbtRuntimeError("dbt-lancens does not support SQL bindings; render values into the SQL")
         statement = sql.strip().rstrip(";")
-        if not _COMMENTS.sub("", statement).strip():
-            # Macros that write through the engine leave their statement empty.
-            self._description, self._rows = [], []
-            return
-        if dml.is_row_level(statement):
-            dml.execute(self.runtime, statement)
-            self._description, self._rows = [], []
-            return
-        namespace_ddl = ddl.parse_namespace_ddl(self.runtime, statement)
-        if namespace_ddl is not None:
-            ddl.execute(self.runtime, namespace_ddl)
+        # Macros that write through the engine leave their statement empty; DML and DDL on
+        # namespace objects are carried out through the engine (statements/route.py).
+        if is_blank(statement) or route.apply(self.runtime, statement):
             self._description, self._rows = [], []
             return
         frame = self.runtime.sql(statement)
@@ -150,7 +141,7 @@ class LancensConnectionManager(SparkConnectionManager):
         credentials: LancensCredentials = connection.credentials  # type: ignore[assignment]
         project_root = getattr(self.profile, "project_root", None)
         try:
-            runtime = get_runtime(
+            runtime = LancensRuntime.shared(
                 credentials.namespace_properties(project_root), credentials.master, credentials.spark_config
             )
         except Exception as exc:
@@ -168,17 +159,14 @@ class LancensConnectionManager(SparkConnectionManager):
         connection.handle.cancel()
 
 
-_CHECKED_ROOTS: set[str] = set()
-
-
 def _check_root(runtime: LancensRuntime, credentials: LancensCredentials) -> None:
     """Fail the connection, before anything is written, when the root cannot be read as a namespace.
 
     A root that is a file, or whose `__manifest` cannot be opened (corrupt version file, no access),
     would otherwise surface as a raw storage error in the middle of dbt's schema creation. Checked
-    once per root and process: a listing of the root namespace, which reads `__manifest`."""
+    once per runtime: a listing of the root namespace, which reads `__manifest`."""
     namespace = runtime.namespace
-    if namespace.root in _CHECKED_ROOTS:
+    if runtime.root_checked:
         return
     if "://" not in namespace.root and os.path.isfile(namespace.root):
         raise DbtRuntimeError(
@@ -193,7 +181,7 @@ def _check_root(runtime: LancensRuntime, credentials: LancensCredentials) -> Non
             f"dbt-lancens could not read the namespace root {namespace.root!r} (its __manifest table "
             f"or directory listing); nothing was written: {text}"
         ) from exc
-    _CHECKED_ROOTS.add(namespace.root)
+    runtime.root_checked = True
 
 
 def _connect_error(credentials: LancensCredentials, exc: BaseException) -> str:

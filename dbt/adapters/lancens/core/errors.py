@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
+
+from dbt.adapters.lancens.core.jvm import java_error_message
 
 _JAVA_FRAME = re.compile(r"^\s+at [\w.$]+\(.*\)$|^\s*\.\.\. \d+ more$")
 _RELATION_PARAM = ("relationName", "objectName", "viewName", "tableName")
@@ -18,10 +19,8 @@ def spark_error_message(exc: BaseException) -> str:
             message = exc.getMessage()
         except Exception:  # a Python-side PySparkException has no JVM message
             message = str(exc)
-    elif isinstance(exc, Py4JJavaError):
-        message = str(exc.java_exception.getMessage())
     else:
-        message = str(exc)
+        message = java_error_message(exc) or str(exc)
     message = message.split("\n\nJVM stacktrace:", 1)[0]
     # Java frames ("\tat org.apache...") are noise for a dbt user; Python tracebacks stay.
     return "\n".join(line for line in message.splitlines() if not _JAVA_FRAME.match(line)).strip()

@@ -22,11 +22,11 @@ from dbt.adapters.lancens.__version__ import version as lancens_version
 from dbt.adapters.lancens.commits import publish, writes
 from dbt.adapters.lancens.core.column import LancensColumn
 from dbt.adapters.lancens.core.connections import LancensConnectionManager
-from dbt.adapters.lancens.core.names import schema_to_namespace, table_id
+from dbt.adapters.lancens.core.names import relation_table_id, schema_to_namespace, table_id
 from dbt.adapters.lancens.core.relation import LancensRelation
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import incremental, python_models, seeds, snapshots
-from dbt.adapters.lancens.metadata import catalog, debug, docs, relations, schemas, versions
+from dbt.adapters.lancens.metadata import catalog, debug, docs, history, registration, relations, schemas
 
 logger = AdapterLogger("lancens")
 
@@ -69,9 +69,12 @@ class LancensAdapter(SparkAdapter):
 
     # -- relations ----------------------------------------------------------------------------------
     def list_relations_without_caching(self, schema_relation: BaseRelation) -> list[BaseRelation]:
-        return relations.list_relations(self.runtime, schema_to_namespace(schema_relation.schema or ""))
+        found: list[BaseRelation] = [
+            *relations.list_relations(self.runtime, schema_to_namespace(schema_relation.schema or ""))
+        ]
+        return found
 
-    def get_columns_in_relation(self, relation: BaseRelation) -> list[LancensColumn]:
+    def get_columns_in_relation(self, relation: BaseRelation) -> list[LancensColumn]:  # type: ignore[override]
         return relations.columns_of(self.runtime, relation)  # type: ignore[arg-type]
 
     def drop_relation(self, relation: BaseRelation, on_drop: str = "purge") -> None:
@@ -135,7 +138,7 @@ class LancensAdapter(SparkAdapter):
 
     def _require_publish_hooks(self, runtime: LancensRuntime) -> None:
         """`atomic_publish: true` without the run hooks would publish table by table: refuse instead."""
-        if self.config.credentials.atomic_publish and publish.active(runtime) is None:
+        if self.config.credentials.atomic_publish and runtime.publisher is None:
             raise DbtRuntimeError(
                 "atomic_publish: true needs the run hooks in dbt_project.yml: "
                 'on-run-start: ["{{ lancens_begin_atomic_publish() }}"] and '
@@ -206,7 +209,7 @@ class LancensAdapter(SparkAdapter):
             return catalog.single_relation(self.runtime, relation.schema or "", relation.identifier or "")
 
     @available
-    def persist_lance_docs(
+    def persist_relation_docs(
         self,
         relation: LancensRelation,
         description: str | None,
@@ -227,71 +230,69 @@ class LancensAdapter(SparkAdapter):
             docs.persist_schema_docs(self.runtime, schema_to_namespace(schema), description)
 
     # -- versions and publishing (issue 6) ----------------------------------------------------------
-    # History, registration and time travel live in metadata/versions.py; atomic publish in
-    # commits/publish.py.
+    # Registration in metadata/registration.py, history and time travel in metadata/history.py,
+    # atomic publish in commits/publish.py. `relation`: a relation or a string `schema.table`.
     @available
-    def lancens_declare_table(self, relation: Any) -> str:
+    def declare_table(self, relation: Any) -> str:
         with self.connections.exception_handler(f"declare_table {relation}"):
-            return versions.declare_table(self.runtime, versions.relation_table_id(relation))
+            return registration.declare_table(self.runtime, relation_table_id(relation))
 
     @available
-    def lancens_register_table(self, relation: Any, location: str) -> int | None:
+    def register_table(self, relation: Any, location: str) -> int | None:
         with self.connections.exception_handler(f"register_table {relation}"):
-            return versions.register_table(self.runtime, versions.relation_table_id(relation), location)
+            return registration.register_table(self.runtime, relation_table_id(relation), location)
 
     @available
-    def lancens_deregister_table(self, relation: Any) -> str:
-        table = versions.relation_table_id(relation)
+    def deregister_table(self, relation: Any) -> str:
+        table = relation_table_id(relation)
         with self.connections.exception_handler(f"deregister_table {relation}"):
-            location = versions.deregister_table(self.runtime, table)
+            location = registration.deregister_table(self.runtime, table)
         self.cache.drop(self.Relation.create(schema=".".join(table[:-1]), identifier=table[-1]))
         return location
 
     @available
-    def lancens_drop_table(self, relation: Any, purge: bool = False) -> str:
-        table = versions.relation_table_id(relation)
+    def drop_table(self, relation: Any, purge: bool = False) -> str:
+        table = relation_table_id(relation)
         with self.connections.exception_handler(f"drop_table {relation}"):
-            location = versions.drop_table(self.runtime, table, purge)
+            location = registration.drop_table(self.runtime, table, purge)
         self.cache.drop(self.Relation.create(schema=".".join(table[:-1]), identifier=table[-1]))
         return location
 
     @available
-    def lancens_list_table_versions(self, relation: Any) -> list[dict[str, Any]]:
+    def list_table_versions(self, relation: Any) -> list[dict[str, Any]]:
         with self.connections.exception_handler(f"list_table_versions {relation}"):
-            return versions.list_versions(self.runtime, versions.relation_table_id(relation))
+            return history.list_versions(self.runtime, relation_table_id(relation))
 
     @available
-    def lancens_format_versions(self, relation: Any, rows: list[dict[str, Any]]) -> str:
-        return versions.format_versions(versions.relation_table_id(relation), rows)
+    def format_table_versions(self, relation: Any, rows: list[dict[str, Any]]) -> str:
+        return history.format_versions(relation_table_id(relation), rows)
 
     @available
-    def lancens_restore_table(
-        self, relation: Any, version: int, provenance: dict[str, Any] | None = None
-    ) -> int:
+    def restore_table(self, relation: Any, version: int, provenance: dict[str, Any] | None = None) -> int:
         with self.connections.exception_handler(f"restore_table {relation} {version}"):
-            return versions.restore_version(
-                self.runtime, versions.relation_table_id(relation), version, _provenance(provenance)
+            return history.restore_version(
+                self.runtime, relation_table_id(relation), version, _provenance(provenance)
             )
 
     @available
-    def lancens_at_version(self, relation: Any, version: int) -> str:
+    def table_at_version(self, relation: Any, version: int) -> str:
         with self.connections.exception_handler(f"at_version {relation} {version}"):
-            return versions.at_version(self.runtime, versions.relation_table_id(relation), version)
+            return history.at_version(self.runtime, relation_table_id(relation), version)
 
     @available
-    def lancens_begin_run(self, requested_by_var: Any, invocation_id: str) -> bool:
+    def begin_atomic_publish(self, requested_by_var: Any, invocation_id: str) -> bool:
         """on-run-start: stage this run's writes when the profile or the project var asks for it."""
         by_var = str(requested_by_var).lower() in ("true", "1", "yes")
         enabled = self.config.credentials.atomic_publish or by_var
-        with self._lancens_connection(), self.connections.exception_handler("begin atomic publish"):
+        with self._hook_connection(), self.connections.exception_handler("begin atomic publish"):
             if enabled:
                 publish.begin(self.runtime, invocation_id)
         return enabled
 
     @available
-    def lancens_end_run(self, statuses: list[Any]) -> dict[str, int]:
+    def end_atomic_publish(self, statuses: list[Any]) -> dict[str, int]:
         """on-run-end: publish the run's staged versions together, or nothing if a node failed."""
-        with self._lancens_connection(), self.connections.exception_handler("atomic publish"):
+        with self._hook_connection(), self.connections.exception_handler("atomic publish"):
             published = publish.finish(self.runtime, [str(getattr(s, "value", s)) for s in statuses])
         return {".".join(key): version for key, version in published.items()}
 
@@ -300,10 +301,10 @@ class LancensAdapter(SparkAdapter):
         connection = super().acquire_connection(name)
         if self.config.credentials.table_version_management:
             with self.connections.exception_handler("enable table version management"):
-                versions.enable_version_management(self.runtime.namespace)
+                self.runtime.enable_version_management()
         return connection
 
-    def _lancens_connection(self) -> AbstractContextManager[Any]:
+    def _hook_connection(self) -> AbstractContextManager[Any]:
         """Run-level hooks may run on a thread without a connection; open one for them."""
         if self.connections.get_if_exists() is not None:
             return nullcontext()
@@ -315,7 +316,7 @@ class LancensAdapter(SparkAdapter):
         return list(incremental.STRATEGIES)
 
     @available
-    def lancens_incremental(
+    def apply_incremental(
         self,
         relation: LancensRelation,
         compiled_code: str,
@@ -334,7 +335,7 @@ class LancensAdapter(SparkAdapter):
         return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
 
     @available
-    def lancens_snapshot_merge(
+    def apply_snapshot_staging(
         self,
         relation: LancensRelation,
         staging_sql: str,

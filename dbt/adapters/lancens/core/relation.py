@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from dbt.adapters.contracts.relation import ComponentName
 from dbt.adapters.spark.relation import SparkRelation
 
-from dbt.adapters.lancens.core.names import schema_to_namespace
-from dbt.adapters.lancens.spark.catalog import database_name
+from dbt.adapters.lancens.core.names import database_name, schema_to_namespace
 
 
 @dataclass(frozen=True, eq=False, repr=False)

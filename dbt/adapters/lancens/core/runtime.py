@@ -1,5 +1,9 @@
 """One Spark session and one namespace engine per process, shared by every dbt thread.
 
+The runtime owns the process's state: the engine, the Spark session (started on first use), the
+mirror of the namespace in Spark's session catalog, the atomic-publish run in progress, and what
+was already checked about the root. Everything else receives what it needs from it.
+
 Spark's session catalog is in memory, so it only knows what this process told it. Tables and views
 are made known lazily: when Spark reports a missing table or database, the runtime looks it up in
 the namespace and registers it, then the statement is retried. A model therefore costs one catalog
@@ -9,16 +13,22 @@ entry per relation it reads, never a listing of the whole root.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import ClassVar
 
 from pyspark.logger import PySparkLogger
 from pyspark.sql import DataFrame, SparkSession
 
+from dbt.adapters.lancens.commits import hook
+from dbt.adapters.lancens.commits.staging import RunPublisher
+from dbt.adapters.lancens.core import jvm
 from dbt.adapters.lancens.core.errors import missing_database, missing_relation, spark_start_error
+from dbt.adapters.lancens.core.names import InvalidNameError, namespace_id
+from dbt.adapters.lancens.core.session_catalog import SessionCatalog
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
-from dbt.adapters.lancens.spark import catalog, get_or_create_session
+from dbt.adapters.lancens.namespace.versions import TVM_KEY
+from dbt.adapters.lancens.spark import get_or_create_session
 
 # Each retry registers one more relation; a query reading more than this many unknown relations
 # is unusual enough to stop rather than loop.
@@ -41,7 +51,33 @@ class LancensRuntime:
     master: str = "local[*]"
     spark_config: dict[str, str] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
+    # The atomic-publish run of this process, between its on-run-start and on-run-end hooks.
+    publisher: RunPublisher | None = None
+    # Checked once per process: the root reads as a namespace; table version management is on.
+    root_checked: bool = False
+    version_management_on: bool = False
     _spark: SparkSession | None = None
+    _catalog: SessionCatalog | None = None
+
+    _shared: ClassVar[dict[tuple[tuple[str, str], ...], LancensRuntime]] = {}
+    _shared_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    @classmethod
+    def shared(
+        cls, namespace_properties: dict[str, str], master: str, spark_config: dict[str, str]
+    ) -> LancensRuntime:
+        """The runtime for these settings, created once per process (a JVM hosts one SparkContext)."""
+        key = tuple(sorted(namespace_properties.items()))
+        with cls._shared_lock:
+            runtime = cls._shared.get(key)
+            if runtime is None:
+                runtime = cls(
+                    namespace=DirectoryNamespace.from_properties(namespace_properties),
+                    master=master,
+                    spark_config=dict(spark_config),
+                )
+                cls._shared[key] = runtime
+            return runtime
 
     @property
     def spark(self) -> SparkSession:
@@ -55,25 +91,35 @@ class LancensRuntime:
                     _quiet_query_context_loggers()
         return self._spark
 
+    @property
+    def catalog(self) -> SessionCatalog:
+        """The namespace's mirror in Spark's session catalog."""
+        if self._catalog is None:
+            with self.lock:
+                if self._catalog is None:
+                    self._catalog = SessionCatalog(
+                        self.spark,
+                        self.sql,
+                        self.namespace.storage_options,
+                        hook.HOOK,
+                        lambda table_id: hook.hook_args(self.namespace, list(table_id), {}),
+                    )
+        return self._catalog
+
+    def sql(self, statement: str) -> DataFrame:
+        """Run Spark SQL: the one entry for every statement the adapter runs.
+
+        Namespace tables and views the statement needs but Spark does not know yet are registered
+        and the statement analysed again."""
+        return self._resolving(lambda: self.spark.sql(statement))
+
     def activate(self) -> None:
-        """Make this session the JVM's active one for the calling thread.
+        """Make this session the active one for the calling thread.
 
         dbt runs models on several threads; Spark resolves Python data sources (`lance`) through
         the thread's active session, which a new JVM thread does not have.
         """
-        jvm_session_class = self.spark._jvm.org.apache.spark.sql.SparkSession  # type: ignore[union-attr]
-        jvm_session_class.setActiveSession(self.spark._jsparkSession)
-
-    def sql(self, statement: str) -> DataFrame:
-        """Run Spark SQL, registering namespace tables and views it needs but Spark does not know yet."""
-        return self._resolving(lambda: self.spark.sql(statement))
-
-    def frame_of_plan(self, logical_plan: Any) -> DataFrame:
-        """The DataFrame of a parsed (unresolved) JVM logical plan, e.g. the query of a parsed CTAS."""
-        dataset = self.spark._jvm.org.apache.spark.sql.classic.Dataset  # type: ignore[union-attr]
-        return self._resolving(
-            lambda: DataFrame(dataset.ofRows(self.spark._jsparkSession, logical_plan), self.spark)
-        )
+        jvm.activate(self.spark)
 
     def _resolving(self, analyse: Callable[[], DataFrame]) -> DataFrame:
         """Call `analyse`, registering each missing relation it reports and trying again."""
@@ -82,40 +128,69 @@ class LancensRuntime:
             try:
                 return analyse()
             except Exception as exc:
-                if not self.sync_missing(exc):
+                if not self._register_missing(exc):
                     raise
         return analyse()
 
-    def sync_missing(self, exc: BaseException) -> bool:
+    def _register_missing(self, exc: BaseException) -> bool:
         """Register what `exc` says is missing, if the namespace has it. True when something was added."""
-        relation = missing_relation(exc)
-        if relation is not None:
-            database, name = relation
-            return self.sync_relation(catalog.namespace_id(database), name)
-        database = missing_database(exc)
-        if database is not None:
-            namespace_id = catalog.namespace_id(database)
-            if self.namespace.namespace_exists(namespace_id):
-                self.spark.sql(f"CREATE DATABASE IF NOT EXISTS `{database}`")
+        try:
+            relation = missing_relation(exc)
+            if relation is not None:
+                database, name = relation
+                return self.register_relation(namespace_id(database), name)
+            missing = missing_database(exc)
+            if missing is not None and self.namespace.namespace_exists(namespace_id(missing)):
+                self.catalog.ensure_database(namespace_id(missing))
                 return True
+        except InvalidNameError:
+            pass  # a database no namespace maps to: Spark's own error stands
         return False
 
-    def sync_relation(self, namespace_id: list[str], name: str) -> bool:
-        """Register one table or view of the namespace in Spark's catalog."""
-        object_id = [*namespace_id, name]
+    def register_relation(self, namespace: Sequence[str], name: str) -> bool:
+        """Register one table or view of the namespace in Spark's catalog; False if it has neither."""
+        object_id = [*namespace, name]
         with self.lock:
             try:
                 view = self.namespace.describe_view(object_id)
             except errors.NamespaceError:
                 if not self.namespace.table_exists(object_id):
                     return False
-                catalog.sync_table(self.spark, self.namespace, object_id)
+                self.refresh_table(object_id)
                 return True
-        # A view's SQL may itself read relations Spark does not know yet: `sql` registers them.
-        database = catalog.database_name(namespace_id)
-        self.spark.sql(f"CREATE DATABASE IF NOT EXISTS `{database}`")
-        self.sql(f"CREATE OR REPLACE VIEW `{database}`.`{name}` AS {view.sql}")
+        self.catalog.register_view(object_id, view.sql)
         return True
+
+    def enable_version_management(self) -> None:
+        """Turn the spec's table version management on for the whole root (`__manifest` metadata).
+
+        The engine reads the flag at every call, so commits of every process on this root follow the
+        four steps from now on. Never turned off here: the root is shared, another project may rely
+        on it. Checked once per runtime (the adapter calls this whenever it acquires a connection)."""
+        if self.version_management_on:
+            return
+        if self.namespace.describe_namespace([]).properties.get(TVM_KEY, "").lower() != "true":
+            self.namespace.alter_namespace_properties([], {TVM_KEY: "true"})
+        self.version_management_on = True
+
+    def refresh_table(self, table_id: Sequence[str]) -> None:
+        """The one catalog refresh after a table changed: Spark reads what this process should read.
+
+        During an atomic-publish run a table the run wrote reads its staged version; otherwise the
+        namespace's latest version; a table that is gone (or declared without data) is forgotten."""
+        with self.lock:
+            staged = self.publisher.read_target(table_id) if self.publisher is not None else None
+            if staged is not None:
+                self.catalog.register_table(table_id, staged.path, staged.version)
+                return
+            try:
+                info = self.namespace.describe_table(list(table_id))
+            except errors.TableNotFoundError:
+                info = None
+            if info is None or info.declared_only:
+                self.catalog.forget(table_id)
+            else:
+                self.catalog.register_table(table_id, info.location)
 
 
 def _quiet_query_context_loggers() -> None:
@@ -126,24 +201,3 @@ def _quiet_query_context_loggers() -> None:
     """
     for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
         PySparkLogger.getLogger(name).disabled = True
-
-
-_RUNTIMES: dict[tuple[tuple[str, str], ...], LancensRuntime] = {}
-_RUNTIMES_LOCK = threading.Lock()
-
-
-def get_runtime(
-    namespace_properties: dict[str, str], master: str, spark_config: dict[str, str]
-) -> LancensRuntime:
-    """The runtime for these settings, created once per process (a JVM hosts one SparkContext)."""
-    key = tuple(sorted(namespace_properties.items()))
-    with _RUNTIMES_LOCK:
-        runtime = _RUNTIMES.get(key)
-        if runtime is None:
-            runtime = LancensRuntime(
-                namespace=DirectoryNamespace.from_properties(namespace_properties),
-                master=master,
-                spark_config=dict(spark_config),
-            )
-            _RUNTIMES[key] = runtime
-        return runtime

@@ -9,9 +9,6 @@ made by `merge` (Lance merge-insert, deletion vectors, new fragments) as one eng
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -19,8 +16,11 @@ import pyarrow.compute as pc
 from dbt_common.exceptions import CompilationError
 from pyspark.sql import DataFrame
 
+from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
+from dbt.adapters.lancens.core.names import quote
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge, python_models, schema_evolution
+from dbt.adapters.lancens.materializations.source_view import query_rows
 
 STRATEGIES = ("append", "merge", "delete+insert", "insert_overwrite", "microbatch")
 ON_SCHEMA_CHANGE = ("ignore", "fail", "append_new_columns", "sync_all_columns")
@@ -60,10 +60,10 @@ def apply(
     if spec.strategy not in STRATEGIES:
         raise ValueError(f"incremental_strategy must be one of {STRATEGIES}, got {spec.strategy!r}")
     rows = frame.toArrow()
-    target = merge.open_target(runtime, table_id)
-    _require_key_columns(spec, rows.schema, target.dataset.schema)
-    target = _sync_schema(runtime, target, rows.schema, spec, properties)
-    rows = merge.conform(rows, target.dataset.schema)
+    target = open_write(runtime, table_id, must_exist=True)
+    _require_key_columns(spec, rows.schema, target.current.schema)
+    target = _sync_schema(target, rows.schema, spec, properties)
+    rows = merge.conform(rows, target.current.schema)
     version = _STRATEGY[spec.strategy](runtime, target, target_sql, rows, spec, properties)
     return version, rows.num_rows
 
@@ -89,14 +89,12 @@ def _require_key_columns(spec: Spec, source: pa.Schema, target: pa.Schema) -> No
                     )
 
 
-def _sync_schema(
-    runtime: LancensRuntime, target: merge.Target, source: pa.Schema, spec: Spec, properties: dict[str, str]
-) -> merge.Target:
+def _sync_schema(target: TableWrite, source: pa.Schema, spec: Spec, properties: dict[str, str]) -> TableWrite:
     """Honour `on_schema_change`; `ignore` leaves the table as it is (new columns are not written)."""
-    current = {name.lower() for name in target.dataset.schema.names}
+    current = {name.lower() for name in target.current.schema.names}
     wanted = {name.lower() for name in source.names}
     added = [f for f in source if f.name.lower() not in current and not pa.types.is_null(f.type)]
-    removed = [name for name in target.dataset.schema.names if name.lower() not in wanted]
+    removed = [name for name in target.current.schema.names if name.lower() not in wanted]
     if not added and not removed or spec.on_schema_change == "ignore":
         return target
     if spec.on_schema_change == "fail":
@@ -109,24 +107,24 @@ def _sync_schema(
     drop = removed if spec.on_schema_change == "sync_all_columns" else []
     if not added and not drop:
         return target
-    return schema_evolution.evolve(runtime, target, added, drop, properties)
+    return schema_evolution.evolve(target, added, drop, properties)
 
 
 def _append(
-    runtime: LancensRuntime, target: merge.Target, target_sql: str, rows: pa.Table, spec: Spec, props: dict
+    runtime: LancensRuntime, target: TableWrite, target_sql: str, rows: pa.Table, spec: Spec, props: dict
 ) -> int:
-    return merge.append(runtime, target, rows, props)
+    return merge.append(target, rows, props)
 
 
 def _merge(
-    runtime: LancensRuntime, target: merge.Target, target_sql: str, rows: pa.Table, spec: Spec, props: dict
+    runtime: LancensRuntime, target: TableWrite, target_sql: str, rows: pa.Table, spec: Spec, props: dict
 ) -> int:
     if not spec.unique_key:
-        return merge.append(runtime, target, rows, props)
+        return merge.append(target, rows, props)
     columns = rows.column_names
     keep = _kept_columns(columns, spec)
     if not spec.predicates and not keep:
-        return merge.upsert(runtime, target, rows, spec.unique_key, props)
+        return merge.upsert(target, rows, spec.unique_key, props)
     # dbt's MERGE: a source row matches a target row with the same key that satisfies the predicates;
     # matched rows take the target's values for the columns not updated; the rest are inserted.
     on = " AND ".join([_key_match(spec.unique_key)] + [f"({predicate})" for predicate in spec.predicates])
@@ -137,16 +135,19 @@ def _merge(
         else f"DBT_INTERNAL_SOURCE.{quote(c)}"
         for c in columns
     )
-    with source_view(runtime, rows) as source:
-        joined = runtime.sql(
+    (joined,) = query_rows(
+        runtime,
+        rows,
+        lambda source: (
             f"SELECT {select}, coalesce(DBT_INTERNAL_DEST.{_HIT}, false) AS {_HIT} "
             f"FROM {source} AS DBT_INTERNAL_SOURCE LEFT JOIN "
             f"(SELECT *, true AS {_HIT} FROM {target_sql}) AS DBT_INTERNAL_DEST ON {on}"
-        ).toArrow()
+        ),
+    )
     hit = joined.column(_HIT)
     joined = joined.drop_columns([_HIT])
     return merge.upsert(
-        runtime, target, joined.filter(hit), spec.unique_key, props, inserts=joined.filter(pc.invert(hit))
+        target, joined.filter(hit), spec.unique_key, props, inserts=joined.filter(pc.invert(hit))
     )
 
 
@@ -160,36 +161,36 @@ def _kept_columns(columns: list[str], spec: Spec) -> set[str]:
 
 
 def _delete_insert(
-    runtime: LancensRuntime, target: merge.Target, target_sql: str, rows: pa.Table, spec: Spec, props: dict
+    runtime: LancensRuntime, target: TableWrite, target_sql: str, rows: pa.Table, spec: Spec, props: dict
 ) -> int:
     if not spec.unique_key:
-        return merge.append(runtime, target, rows, props)
+        return merge.append(target, rows, props)
     keys = _distinct(rows, spec.unique_key)
     if spec.predicates:
         # Only the target rows that also satisfy the predicates are deleted.
-        on = " AND ".join(
-            f"DBT_INTERNAL_SOURCE.{quote(k)} = DBT_INTERNAL_DEST.{quote(k)}" for k in spec.unique_key
-        )
         where = " AND ".join(f"({predicate})" for predicate in spec.predicates)
-        with source_view(runtime, keys) as source:
-            keys = runtime.sql(
-                f"SELECT DISTINCT {', '.join(f'DBT_INTERNAL_DEST.{quote(k)}' for k in spec.unique_key)} "
-                f"FROM {target_sql} AS DBT_INTERNAL_DEST LEFT SEMI JOIN {source} AS DBT_INTERNAL_SOURCE "
-                f"ON {on} WHERE {where}"
-            ).toArrow()
-    return merge.replace(runtime, target, rows, props, keys=keys)
+        columns = ", ".join(f"DBT_INTERNAL_DEST.{quote(k)}" for k in spec.unique_key)
+        (keys,) = query_rows(
+            runtime,
+            keys,
+            lambda source: (
+                f"SELECT DISTINCT {columns} FROM {target_sql} AS DBT_INTERNAL_DEST LEFT SEMI "
+                f"JOIN {source} AS DBT_INTERNAL_SOURCE ON {_key_match(spec.unique_key)} WHERE {where}"
+            ),
+        )
+    return merge.replace(target, rows, props, keys=keys)
 
 
 def _insert_overwrite(
-    runtime: LancensRuntime, target: merge.Target, target_sql: str, rows: pa.Table, spec: Spec, props: dict
+    runtime: LancensRuntime, target: TableWrite, target_sql: str, rows: pa.Table, spec: Spec, props: dict
 ) -> int:
     if not spec.partition_by:
-        return merge.overwrite(runtime, target, rows, props)
-    return merge.replace(runtime, target, rows, props, keys=_distinct(rows, spec.partition_by))
+        return merge.overwrite(target, rows, props)
+    return merge.replace(target, rows, props, keys=_distinct(rows, spec.partition_by))
 
 
 def _microbatch(
-    runtime: LancensRuntime, target: merge.Target, target_sql: str, rows: pa.Table, spec: Spec, props: dict
+    runtime: LancensRuntime, target: TableWrite, target_sql: str, rows: pa.Table, spec: Spec, props: dict
 ) -> int:
     if not spec.event_time or not spec.batch_start or not spec.batch_end:
         raise ValueError("microbatch needs event_time and the batch bounds dbt passes to each batch")
@@ -198,7 +199,7 @@ def _microbatch(
         [f"{column} >= TIMESTAMP '{spec.batch_start}'", f"{column} < TIMESTAMP '{spec.batch_end}'"]
         + [f"({predicate})" for predicate in spec.predicates]
     )
-    return merge.replace(runtime, target, rows, props, where=where)
+    return merge.replace(target, rows, props, where=where)
 
 
 _STRATEGY = {
@@ -219,19 +220,3 @@ def _distinct(rows: pa.Table, columns: list[str]) -> pa.Table:
     by_name = {name.lower(): name for name in rows.column_names}
     names = [by_name.get(c.lower(), c) for c in columns]
     return rows.select(names).group_by(names).aggregate([])
-
-
-@contextmanager
-def source_view(runtime: LancensRuntime, rows: pa.Table) -> Iterator[str]:
-    """`rows` as a temporary Spark view for the duration of one query."""
-    name = f"lancens_source_{uuid.uuid4().hex}"
-    runtime.activate()
-    runtime.spark.createDataFrame(rows).createOrReplaceTempView(name)
-    try:
-        yield name
-    finally:
-        runtime.spark.catalog.dropTempView(name)
-
-
-def quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"

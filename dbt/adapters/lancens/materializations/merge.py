@@ -12,8 +12,9 @@ provenance and table version management stay in the engine's one commit path:
 * `replace`: rows matching a key set (merge-insert's `when_matched_delete`) or a Lance SQL filter
   are deleted (deletion vectors, no rewrite of untouched rows) and `rows` appended, in one `Update`.
 
-During an atomic-publish run (`publish.active`) the same operation is staged instead of committed
-(`publish.stage_operation`): readers outside the run keep the published version until the run's end.
+The target is a `TableWrite` (commits/table_write.py): during an atomic-publish run the same
+operation is staged instead of committed, and readers outside the run keep the published version
+until the run's end.
 """
 
 from __future__ import annotations
@@ -22,33 +23,10 @@ import dataclasses
 
 import lance
 import pyarrow as pa
+from lance.fragment import FragmentMetadata
 
-from dbt.adapters.lancens.commits import publish
-from dbt.adapters.lancens.core.runtime import LancensRuntime
-from dbt.adapters.lancens.spark import catalog
+from dbt.adapters.lancens.commits.table_write import TableWrite
 from dbt.adapters.lancens.spark.types import aligned
-
-
-@dataclasses.dataclass(frozen=True)
-class Target:
-    """The table being changed, opened at the version the change is computed against."""
-
-    table_id: list[str]
-    location: str
-    dataset: lance.LanceDataset
-
-    @property
-    def version(self) -> int:
-        return self.dataset.version
-
-
-def open_target(runtime: LancensRuntime, table_id: list[str]) -> Target:
-    """Open the table's latest version; later commits are pinned to it (concurrent writers get 14)."""
-    namespace = runtime.namespace
-    info = namespace.describe_table(table_id)
-    options = namespace.storage_options or None
-    dataset = lance.dataset(info.location, version=info.version, storage_options=options)
-    return Target(table_id=table_id, location=info.location, dataset=dataset)
 
 
 def conform(rows: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -65,15 +43,14 @@ def conform(rows: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def append(runtime: LancensRuntime, target: Target, rows: pa.Table, properties: dict[str, str]) -> int:
+def append(target: TableWrite, rows: pa.Table, properties: dict[str, str]) -> int:
     """Add `rows` as new fragments in one commit."""
-    fragments = _write(runtime, target, rows)
-    return _commit(runtime, target, lance.LanceOperation.Append(fragments), properties)
+    fragments = _write(target, rows)
+    return target.commit(lance.LanceOperation.Append(fragments), properties, written=fragments)
 
 
 def upsert(
-    runtime: LancensRuntime,
-    target: Target,
+    target: TableWrite,
     rows: pa.Table,
     on: list[str],
     properties: dict[str, str],
@@ -84,28 +61,26 @@ def upsert(
     Without `inserts`, rows matching nothing are inserted (merge-insert's own join decides). With
     `inserts` (the caller already decided what matched), only matches are updated and `inserts` are
     appended as new fragments of the same `Update`."""
-    schema = target.dataset.schema
+    schema = target.current.schema
     operation = lance.LanceOperation.Update()
     if rows.num_rows:
-        builder = target.dataset.merge_insert(on).when_matched_update_all()
+        builder = target.current.merge_insert(on).when_matched_update_all()
         if inserts is None:
             builder = builder.when_not_matched_insert_all()
         transaction, _ = builder.execute_uncommitted(conform(rows, schema))
-        operation = transaction.operation
-    new = _write(runtime, target, inserts) if inserts is not None else []
-    return _commit(runtime, target, _with_new(operation, new), properties)
+        operation = _update(transaction.operation)
+    return _commit_with(target, operation, _write(target, inserts) if inserts is not None else [], properties)
 
 
-def overwrite(runtime: LancensRuntime, target: Target, rows: pa.Table, properties: dict[str, str]) -> int:
+def overwrite(target: TableWrite, rows: pa.Table, properties: dict[str, str]) -> int:
     """Replace every row with `rows` (the next version of the same table; history is kept)."""
-    schema = target.dataset.schema
-    fragments = _write(runtime, target, rows)
-    return _commit(runtime, target, lance.LanceOperation.Overwrite(schema, fragments), properties)
+    fragments = _write(target, rows)
+    operation = lance.LanceOperation.Overwrite(target.current.schema, fragments)
+    return target.commit(operation, properties, written=fragments)
 
 
 def replace(
-    runtime: LancensRuntime,
-    target: Target,
+    target: TableWrite,
     rows: pa.Table,
     properties: dict[str, str],
     *,
@@ -116,16 +91,23 @@ def replace(
     `where`, and append `rows`; one commit."""
     operation = lance.LanceOperation.Update()
     if keys is not None and keys.num_rows:
-        key_schema = pa.schema([target.dataset.schema.field(name) for name in keys.column_names])
+        key_schema = pa.schema([target.current.schema.field(name) for name in keys.column_names])
         transaction, _ = (
-            target.dataset.merge_insert(keys.column_names)
+            target.current.merge_insert(keys.column_names)
             .when_matched_delete()
             .execute_uncommitted(conform(keys, key_schema))
         )
-        operation = transaction.operation
+        operation = _update(transaction.operation)
     elif where is not None:
-        operation = _delete_where(target.dataset, where)
-    return _commit(runtime, target, _with_new(operation, _write(runtime, target, rows)), properties)
+        operation = _delete_where(target.current, where)
+    return _commit_with(target, operation, _write(target, rows), properties)
+
+
+def _update(operation: lance.LanceOperation.BaseOperation) -> lance.LanceOperation.Update:
+    """Merge-insert's uncommitted operation, which new fragments join (always an `Update`)."""
+    if not isinstance(operation, lance.LanceOperation.Update):
+        raise TypeError(f"Lance merge-insert returned a {type(operation).__name__}, not an Update")
+    return operation
 
 
 def _delete_where(dataset: lance.LanceDataset, where: str) -> lance.LanceOperation.Update:
@@ -143,48 +125,23 @@ def _delete_where(dataset: lance.LanceDataset, where: str) -> lance.LanceOperati
     return lance.LanceOperation.Update(removed_fragment_ids=removed, updated_fragments=updated)
 
 
-def _with_new(operation: lance.LanceOperation.Update, fragments: list) -> lance.LanceOperation.Update:
-    """The same `Update` also adding `fragments` (both computed against the same read version)."""
-    return dataclasses.replace(operation, new_fragments=[*operation.new_fragments, *fragments])
+def _commit_with(
+    target: TableWrite,
+    operation: lance.LanceOperation.Update,
+    fragments: list[FragmentMetadata],
+    properties: dict[str, str],
+) -> int:
+    """Commit the `Update` also adding `fragments` (both computed against the same read version).
+
+    The operation's own new fragments (rows merge-insert rewrote) and `fragments` are the files
+    this change wrote; they are deleted if the commit does not land."""
+    written = [*operation.new_fragments, *fragments]
+    return target.commit(dataclasses.replace(operation, new_fragments=written), properties, written=written)
 
 
-def _write(runtime: LancensRuntime, target: Target, rows: pa.Table) -> list:
+def _write(target: TableWrite, rows: pa.Table) -> list[FragmentMetadata]:
     """Data files for `rows` at the table's location, not yet part of any version."""
     if not rows.num_rows:
         return []
-    schema = target.dataset.schema
-    return lance.fragment.write_fragments(
-        conform(rows, schema),
-        target.location,
-        schema=schema,
-        storage_options=runtime.namespace.storage_options or None,
-    )
-
-
-def _commit(
-    runtime: LancensRuntime,
-    target: Target,
-    operation: lance.LanceOperation.BaseOperation,
-    properties: dict[str, str],
-) -> int:
-    if publish.active(runtime) is not None:
-        # A run stages one version per table (publish.py refuses a second): see refuse_when_staging.
-        return publish.stage_operation(
-            runtime, target.table_id, operation, target.version, properties, target.location
-        )
-    version = runtime.namespace.commit_table(
-        target.table_id, operation, read_version=target.version, transaction_properties=properties
-    )
-    with runtime.lock:
-        catalog.sync_table(runtime.spark, runtime.namespace, target.table_id)
-    return version
-
-
-def refuse_when_staging(runtime: LancensRuntime, target: Target, what: str) -> None:
-    """Fail before anything is written when `what` would need a second staged version of the table."""
-    if publish.active(runtime) is not None:
-        raise ValueError(
-            f"atomic publish stages one version per table per run, and {what} on "
-            f"{'.'.join(target.table_id)} needs two (the schema change, then the rows). Run it once "
-            "without atomic publish, or with --full-refresh."
-        )
+    schema = target.current.schema
+    return target.write_fragments(conform(rows, schema), schema)

@@ -7,9 +7,9 @@
   needs field ids a pyarrow schema cannot carry. History is kept: older versions still hold the
   dropped columns.
 
-Either way the change is one commit through `namespace.commit_table`, made before the run's data
-commit: a run that changes the schema costs two versions, every other run one. Spark's catalog
-entry is refreshed right after it, so the run's own queries (a merge joining the target, a
+Either way the change is one commit through the table write's one commit path, made before the
+run's data commit: a run that changes the schema costs two versions, every other run one. Spark's
+catalog entry is refreshed right after it, so the run's own queries (a merge joining the target, a
 snapshot closing rows) see the new columns.
 """
 
@@ -20,53 +20,38 @@ from collections.abc import Iterator
 import lance
 import pyarrow as pa
 
-from dbt.adapters.lancens.core.runtime import LancensRuntime
-from dbt.adapters.lancens.materializations import merge
-from dbt.adapters.lancens.spark import catalog
+from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
 
 
 def evolve(
-    runtime: LancensRuntime,
-    target: merge.Target,
-    add: list[pa.Field],
-    drop: list[str],
-    properties: dict[str, str],
-) -> merge.Target:
+    target: TableWrite, add: list[pa.Field], drop: list[str], properties: dict[str, str]
+) -> TableWrite:
     """Add nullable all-null columns and drop columns in one version; return the table at it.
 
     Adding only is metadata only. Dropping (or adding after an earlier drop: Lance never reuses a
     field id, and a pyarrow schema cannot say which ids to use) rewrites the kept columns."""
-    merge.refuse_when_staging(runtime, target, "a schema change")
+    target.refuse_if_staging("a schema change")
     added = [field.with_nullable(True) for field in add]
     if not drop:
         try:
-            return _add_in_place(runtime, target, added, properties)
+            return _add_in_place(target, added, properties)
         except OSError as exc:
             if "field" not in str(exc):
                 raise
-    return _rewrite(runtime, target, added, drop, properties)
+    return _rewrite(target, added, drop, properties)
 
 
-def _add_in_place(
-    runtime: LancensRuntime, target: merge.Target, added: list[pa.Field], properties: dict[str, str]
-) -> merge.Target:
-    dataset = target.dataset
+def _add_in_place(target: TableWrite, added: list[pa.Field], properties: dict[str, str]) -> TableWrite:
+    dataset = target.current
     fragments = [fragment.metadata for fragment in dataset.get_fragments()]
-    operation = lance.LanceOperation.Merge(fragments, pa.schema([*dataset.schema, *added]))
-    runtime.namespace.commit_table(
-        target.table_id, operation, read_version=target.version, transaction_properties=properties
-    )
-    return _reopen(runtime, target)
+    target.commit(lance.LanceOperation.Merge(fragments, pa.schema([*dataset.schema, *added])), properties)
+    return open_write(target.runtime, target.table_id, must_exist=True)
 
 
 def _rewrite(
-    runtime: LancensRuntime,
-    target: merge.Target,
-    added: list[pa.Field],
-    drop: list[str],
-    properties: dict[str, str],
-) -> merge.Target:
-    dataset = target.dataset
+    target: TableWrite, added: list[pa.Field], drop: list[str], properties: dict[str, str]
+) -> TableWrite:
+    dataset = target.current
     dropped = {name.lower() for name in drop}
     kept = [field for field in dataset.schema if field.name.lower() not in dropped]
     schema = pa.schema([*kept, *added])
@@ -76,24 +61,8 @@ def _rewrite(
             nulls = [pa.nulls(batch.num_rows, field.type) for field in added]
             yield pa.RecordBatch.from_arrays([*batch.columns, *nulls], schema=schema)
 
-    fragments = lance.fragment.write_fragments(
-        pa.RecordBatchReader.from_batches(schema, batches()),
-        target.location,
-        schema=schema,
-        mode="overwrite",
-        storage_options=runtime.namespace.storage_options or None,
+    fragments = target.write_fragments(
+        pa.RecordBatchReader.from_batches(schema, batches()), schema, mode="overwrite"
     )
-    runtime.namespace.commit_table(
-        target.table_id,
-        lance.LanceOperation.Overwrite(schema, fragments),
-        read_version=target.version,
-        transaction_properties=properties,
-    )
-    return _reopen(runtime, target)
-
-
-def _reopen(runtime: LancensRuntime, target: merge.Target) -> merge.Target:
-    """The table at its new schema, in the engine and in Spark's catalog."""
-    with runtime.lock:
-        catalog.sync_table(runtime.spark, runtime.namespace, target.table_id)
-    return merge.open_target(runtime, target.table_id)
+    target.commit(lance.LanceOperation.Overwrite(schema, fragments), properties, written=fragments)
+    return open_write(target.runtime, target.table_id, must_exist=True)

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from dbt.adapters.lancens.commits.table_write import open_write
+from dbt.adapters.lancens.core.names import quote
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge, schema_evolution
-from dbt.adapters.lancens.materializations.incremental import quote, source_view
+from dbt.adapters.lancens.materializations.source_view import query_rows
 
 # Columns of dbt's staging query that are not snapshot columns.
 _STAGING_ONLY = ("dbt_change_type", "dbt_unique_key")
@@ -32,8 +34,8 @@ def merge_staging(
     `columns` are dbt's snapshot column names (`dbt_scd_id`, `dbt_valid_to`, ...) plus
     `valid_to_current`: the `dbt_valid_to_current` expression, or empty."""
     staging = runtime.sql(staging_sql).toArrow()
-    target = merge.open_target(runtime, table_id)
-    known = {name.lower() for name in target.dataset.schema.names}
+    target = open_write(runtime, table_id, must_exist=True)
+    known = {name.lower() for name in target.current.schema.names}
     added = [
         field
         for field in staging.schema
@@ -42,7 +44,7 @@ def merge_staging(
         and not pa.types.is_null(field.type)
     ]
     if added:  # the snapshot's query selects new columns: old rows read them as nulls
-        target = schema_evolution.evolve(runtime, target, added, [], properties)
+        target = schema_evolution.evolve(target, added, [], properties)
     scd_id, valid_to = quote(columns["dbt_scd_id"]), quote(columns["dbt_valid_to"])
     current = f"DBT_INTERNAL_DEST.{valid_to} IS NULL"
     if columns.get("valid_to_current"):
@@ -51,18 +53,21 @@ def merge_staging(
         f"DBT_INTERNAL_SOURCE.{valid_to} AS {valid_to}"
         if name.lower() == columns["dbt_valid_to"].lower()
         else f"DBT_INTERNAL_DEST.{quote(name)}"
-        for name in target.dataset.schema.names
+        for name in target.current.schema.names
     )
-    with source_view(runtime, staging) as source:
-        closed = runtime.sql(
-            f"SELECT {kept} FROM {target_sql} AS DBT_INTERNAL_DEST JOIN {source} AS DBT_INTERNAL_SOURCE "
-            f"ON DBT_INTERNAL_SOURCE.{scd_id} = DBT_INTERNAL_DEST.{scd_id} "
+    closed, inserted = query_rows(
+        runtime,
+        staging,
+        lambda source: (
+            f"SELECT {kept} FROM {target_sql} AS DBT_INTERNAL_DEST JOIN {source} AS "
+            f"DBT_INTERNAL_SOURCE ON DBT_INTERNAL_SOURCE.{scd_id} = DBT_INTERNAL_DEST.{scd_id} "
             f"WHERE {current} AND DBT_INTERNAL_SOURCE.dbt_change_type IN ('update', 'delete')"
-        ).toArrow()
-        inserted = runtime.sql(
-            f"SELECT * FROM {source} AS DBT_INTERNAL_SOURCE LEFT ANTI JOIN {target_sql} AS DBT_INTERNAL_DEST "
-            f"ON DBT_INTERNAL_SOURCE.{scd_id} = DBT_INTERNAL_DEST.{scd_id} "
+        ),
+        lambda source: (
+            f"SELECT * FROM {source} AS DBT_INTERNAL_SOURCE LEFT ANTI JOIN {target_sql} AS "
+            f"DBT_INTERNAL_DEST ON DBT_INTERNAL_SOURCE.{scd_id} = DBT_INTERNAL_DEST.{scd_id} "
             "WHERE DBT_INTERNAL_SOURCE.dbt_change_type = 'insert'"
-        ).toArrow()
-    version = merge.upsert(runtime, target, closed, [columns["dbt_scd_id"]], properties, inserts=inserted)
+        ),
+    )
+    version = merge.upsert(target, closed, [columns["dbt_scd_id"]], properties, inserts=inserted)
     return version, closed.num_rows + inserted.num_rows

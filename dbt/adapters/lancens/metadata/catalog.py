@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 import agate
@@ -23,12 +23,11 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.artifacts.schemas.catalog import CatalogTable, ColumnMetadata, StatsItem, TableMetadata
 
 from dbt.adapters.lancens.core.errors import spark_error_message
-from dbt.adapters.lancens.core.names import namespace_to_schema
+from dbt.adapters.lancens.core.names import database_name, namespace_to_schema
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.metadata import docs
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 from dbt.adapters.lancens.namespace.models import ObjectEntry
-from dbt.adapters.lancens.spark.catalog import database_name
 from dbt.adapters.lancens.spark.types import to_spark_type
 
 logger = AdapterLogger("lancens")
@@ -210,10 +209,15 @@ def table_relation(namespace: DirectoryNamespace, entry: ObjectEntry) -> Catalog
             "fragments": int(summary.get("total_fragments", 0)),
             "version": int(version["version"]),
             # Lance gives a naive local time; the catalog says UTC.
-            "last_commit": version["timestamp"].astimezone(UTC).isoformat(timespec="seconds"),
+            "last_commit": _utc(version["timestamp"]),
             "location": entry.location,
         },
     )
+
+
+def _utc(moment: object) -> str | None:
+    """Lance gives a naive local time; the catalog says UTC."""
+    return moment.astimezone(UTC).isoformat(timespec="seconds") if isinstance(moment, datetime) else None
 
 
 def _arrow_column(column: pa.Field) -> CatalogColumn:

@@ -9,7 +9,6 @@ from dbt.adapters.lancens.core.names import namespace_to_schema
 from dbt.adapters.lancens.core.relation import LancensRelation
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.namespace import all_pages, errors
-from dbt.adapters.lancens.spark import catalog
 from dbt.adapters.lancens.spark.types import to_spark_type
 
 ON_DROP_CHOICES = ("purge", "deregister")
@@ -67,10 +66,9 @@ def drop_relation(runtime: LancensRuntime, relation: LancensRelation, on_drop: s
         raise ValueError(f"on_drop must be one of {ON_DROP_CHOICES}, got {on_drop!r}")
     namespace = runtime.namespace
     object_id = relation.table_id
-    database = catalog.database_name(relation.namespace_id)
     if is_view(runtime, object_id):
         namespace.drop_view(object_id)
-        runtime.spark.sql(f"DROP VIEW IF EXISTS `{database}`.`{relation.identifier}`")
+        runtime.catalog.forget(object_id)
         return
     try:
         if on_drop == "deregister":
@@ -79,8 +77,7 @@ def drop_relation(runtime: LancensRuntime, relation: LancensRelation, on_drop: s
             namespace.drop_table(object_id)
     except errors.TableNotFoundError:
         pass  # dbt drops "if exists"
-    with runtime.lock:
-        catalog.forget_table(runtime.spark, object_id)
+    runtime.refresh_table(object_id)
 
 
 def drop_dependent_views(runtime: LancensRuntime, relation: LancensRelation) -> list[LancensRelation]:
@@ -121,9 +118,8 @@ def rename_relation(runtime: LancensRuntime, source: LancensRelation, target: La
             target.table_id, view.sql, base_objects=view.base_objects, properties=view.properties
         )
         drop_relation(runtime, source)
-        runtime.sync_relation(target.namespace_id, target.identifier or "")
+        runtime.register_relation(target.namespace_id, target.identifier or "")
         return
     namespace.rename_table(source.table_id, target.table_id)
-    with runtime.lock:
-        catalog.forget_table(runtime.spark, source.table_id)
-        catalog.sync_table(runtime.spark, namespace, target.table_id)
+    runtime.refresh_table(source.table_id)
+    runtime.refresh_table(target.table_id)

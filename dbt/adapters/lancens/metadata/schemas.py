@@ -5,7 +5,6 @@ from __future__ import annotations
 from dbt.adapters.lancens.core.names import namespace_to_schema
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages, errors
-from dbt.adapters.lancens.spark import catalog
 
 
 def create_schema(runtime: LancensRuntime, namespace_id: list[str]) -> None:
@@ -21,7 +20,7 @@ def create_schema(runtime: LancensRuntime, namespace_id: list[str]) -> None:
             # Another dbt thread or process created it first; anything else must still fail.
             if not namespace.namespace_exists(level):
                 raise
-    runtime.spark.sql(f"CREATE DATABASE IF NOT EXISTS `{catalog.database_name(namespace_id)}`")
+    runtime.catalog.ensure_database(namespace_id)
 
 
 def list_schemas(namespace: DirectoryNamespace) -> list[str]:
@@ -53,4 +52,4 @@ def drop_schema(runtime: LancensRuntime, namespace_id: list[str], cascade: bool 
         for table in all_pages(namespace.list_tables, namespace_id):
             namespace.drop_table([*namespace_id, table])
     namespace.drop_namespace(namespace_id)
-    runtime.spark.sql(f"DROP DATABASE IF EXISTS `{catalog.database_name(namespace_id)}` CASCADE")
+    runtime.catalog.drop_database(namespace_id)

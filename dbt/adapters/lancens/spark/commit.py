@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     import lance
 
-CommitHook = Callable[[str, "lance.LanceOperation.BaseOperation", "int | None", dict, dict], int]
+CommitHook = Callable[
+    [str, "lance.LanceOperation.BaseOperation", "int | None", dict[str, str], dict[str, Any]], int
+]
 
 
 def resolve_hook(spec: str) -> CommitHook:
@@ -28,7 +30,7 @@ def resolve_hook(spec: str) -> CommitHook:
         target = getattr(target, part)
     if not callable(target):
         raise ValueError(f"commit_hook {spec!r} is not callable")
-    return target
+    return cast(CommitHook, target)
 
 
 def lance_commit(
@@ -36,7 +38,7 @@ def lance_commit(
     operation: lance.LanceOperation.BaseOperation,
     read_version: int | None,
     storage_options: dict[str, str],
-    args: dict,
+    args: dict[str, Any],
 ) -> int:
     """The default hook: commit straight to the dataset with ``lance.LanceDataset.commit``."""
     import lance
@@ -53,7 +55,7 @@ def commit_operation(
     read_version: int | None,
     storage_options: dict[str, str],
     hook: str | None,
-    hook_args: dict,
+    hook_args: dict[str, Any],
 ) -> int:
     """Commit through ``hook`` (or ``lance_commit``) and return the new version it reports."""
     commit = resolve_hook(hook) if hook else lance_commit

@@ -35,7 +35,11 @@ def version_at(dataset: lance.LanceDataset, moment: datetime) -> int:
     pylance reports version timestamps as naive local-time datetimes (and its own ``asof`` then
     fails on aware input), so they are made aware here before comparing.
     """
-    candidates = [entry["version"] for entry in dataset.versions() if _aware(entry["timestamp"]) <= moment]
+    candidates = [
+        int(entry["version"])
+        for entry in dataset.versions()
+        if isinstance(entry["timestamp"], datetime) and _aware(entry["timestamp"]) <= moment
+    ]
     if not candidates:
         raise ValueError(f"{moment.isoformat()} is before the first version of {dataset.uri}")
     return max(candidates)

@@ -1,20 +1,28 @@
 """Writing a Spark DataFrame to a Lance table: fragments per task, one transaction on the driver.
 
 Each task writes its own data files under the table's ``data/`` and reports their fragment
-metadata; nothing is visible until ``commit`` turns all of them into one Append or Overwrite
-transaction pinned to the version the write was planned against. A task that fails deletes the
-files it wrote before failing; ``abort`` deletes the files of the tasks that had succeeded. So a
-failed or aborted write leaves the previous version and no stray data files.
+metadata; nothing is visible until one Append or Overwrite transaction pinned to the version the
+write was planned against turns all of them into a version. A task that fails deletes the files it
+wrote before failing; the files of the tasks that had succeeded are deleted when the write fails
+as a whole. So a failed or aborted write leaves the previous version and no stray data files.
+
+Two ways in: the ``lance`` data source's writer (``df.write.format("lance")``, catalog-table
+``INSERT``), whose ``commit`` runs in a Python worker of the driver; and ``write_with_tasks``,
+which runs the same task code through ``mapInArrow`` and hands the fragments to its caller, who
+commits in its own process (the adapter does, through the namespace engine).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
+from pyspark.accumulators import AccumulatorParam
+from pyspark.sql import DataFrame
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
 from dbt.adapters.lancens.spark.commit import commit_operation
@@ -23,6 +31,9 @@ from dbt.adapters.lancens.spark.options import LanceOptions
 from dbt.adapters.lancens.spark.types import conform
 
 log = logging.getLogger(__name__)
+# ``write_with_tasks``'s result: one row per fragment, Lance's JSON fragment metadata.
+FRAGMENT_COLUMN = "fragment"
+FRAGMENT_SCHEMA = pa.schema([pa.field(FRAGMENT_COLUMN, pa.string())])
 
 
 @dataclass(frozen=True)
@@ -53,11 +64,11 @@ class _Upstream:
             self.error = exc
 
 
-def delete_fragment_files(options: LanceOptions, fragments: list) -> None:
+def delete_fragment_files(uri: str, storage_options: dict[str, str], fragments: Sequence[Any]) -> None:
     """Remove the data files of uncommitted fragments (best effort, logged; never raises)."""
     from lance.file import LanceFileSession
 
-    session = LanceFileSession(options.uri.rstrip("/") + "/data", storage_options=options.storage_options)
+    session = LanceFileSession(uri.rstrip("/") + "/data", storage_options=storage_options)
     for fragment in fragments:
         for data_file in fragment.data_files():
             try:
@@ -66,7 +77,20 @@ def delete_fragment_files(options: LanceOptions, fragments: list) -> None:
                 log.warning("could not delete uncommitted Lance data file %s", data_file.path, exc_info=True)
 
 
-def _fragments(messages: list[WriterCommitMessage | None]) -> list:
+def discard_uncommitted(uri: str, storage_options: dict[str, str], fragments: Sequence[Any]) -> None:
+    """Delete the data files of ``fragments`` that the table's latest version does not reference.
+
+    A commit can fail after it landed (a hook that errs late), so files the latest version
+    references are never deleted."""
+    if not fragments:
+        return
+    committed = _committed_files(LanceOptions(uri=uri, storage_options=dict(storage_options)))
+    delete_fragment_files(
+        uri, storage_options, [f for f in fragments if not {d.path for d in f.data_files()} & committed]
+    )
+
+
+def _fragments(messages: list[WriterCommitMessage | None]) -> list[Any]:
     from lance.fragment import FragmentMetadata
 
     return [
@@ -117,7 +141,7 @@ class LanceWriter(DataSourceArrowWriter):
             storage_options=self.options.storage_options or None,
         )
         if upstream.error is not None:
-            delete_fragment_files(self.options, fragments)
+            delete_fragment_files(self.options.uri, self.options.storage_options, fragments)
             raise upstream.error
         return LanceCommitMessage(tuple(json.dumps(fragment.to_json()) for fragment in fragments))
 
@@ -126,6 +150,7 @@ class LanceWriter(DataSourceArrowWriter):
         import lance
 
         fragments = _fragments(messages)
+        operation: lance.LanceOperation.BaseOperation
         if self.overwrite or self.read_version is None:
             operation = lance.LanceOperation.Overwrite(self.schema, fragments)
         else:
@@ -142,12 +167,53 @@ class LanceWriter(DataSourceArrowWriter):
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """Delete the files of tasks that finished; failed tasks already removed their own.
 
-        Spark also aborts when ``commit`` raised, and a commit can fail after it landed (a hook
-        that errs late), so files the latest version references are never deleted.
+        Spark also aborts when ``commit`` raised, and a commit can fail after it landed, so files
+        the latest version references are kept (``discard_uncommitted``).
         """
-        fragments = _fragments(messages)
-        committed = _committed_files(self.options) if fragments else set()
-        delete_fragment_files(
-            self.options,
-            [f for f in fragments if not {d.path for d in f.data_files()} & committed],
-        )
+        discard_uncommitted(self.options.uri, self.options.storage_options, _fragments(messages))
+
+
+class _Fragments(AccumulatorParam[list[str]]):
+    """Accumulates the JSON fragment metadata that finished tasks report."""
+
+    def zero(self, value: list[str]) -> list[str]:
+        return []
+
+    def addInPlace(self, value1: list[str], value2: list[str]) -> list[str]:
+        return value1 + value2
+
+
+def write_with_tasks(frame: DataFrame, writer: LanceWriter) -> list[Any]:
+    """Write ``frame``'s partitions as fragments with Spark tasks (``writer.write`` each) and return
+    the fragments, uncommitted: the caller commits them, in its own process.
+
+    If the job fails, the files of the tasks that had finished are deleted (classic Spark reports
+    them through an accumulator; Spark Connect has none, so there only failed tasks clean up).
+    """
+    from lance.fragment import FragmentMetadata
+
+    finished = _accumulator(frame)
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        fragments = list(writer.write(batches).fragments)
+        if finished is not None:
+            finished.add(fragments)
+        yield pa.RecordBatch.from_pydict({FRAGMENT_COLUMN: fragments}, schema=FRAGMENT_SCHEMA)
+
+    try:
+        rows = frame.mapInArrow(task, f"{FRAGMENT_COLUMN} string").collect()
+    except BaseException:
+        if finished is not None:
+            written = [FragmentMetadata.from_json(fragment) for fragment in finished.value]
+            discard_uncommitted(writer.options.uri, writer.options.storage_options, written)
+        raise
+    return [FragmentMetadata.from_json(row[FRAGMENT_COLUMN]) for row in rows]
+
+
+def _accumulator(frame: DataFrame) -> Any:
+    """A list accumulator in classic Spark; None through Spark Connect (no SparkContext there)."""
+    try:
+        context = frame.sparkSession.sparkContext
+    except Exception:  # noqa: BLE001 - Spark Connect raises here
+        return None
+    return context.accumulator([], _Fragments())

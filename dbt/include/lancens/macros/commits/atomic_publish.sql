@@ -4,7 +4,7 @@
        on-run-end: ["{{ lancens_end_atomic_publish(results) }}"]
      Writes of the run are staged; at the end they are published together if no node failed. --#}
 {% macro lancens_begin_atomic_publish() %}
-  {%- do adapter.lancens_begin_run(var('lancens_atomic_publish', false), invocation_id) -%}
+  {%- do adapter.begin_atomic_publish(var('lancens_atomic_publish', false), invocation_id) -%}
   {{ return('') }}
 {% endmacro %}
 
@@ -13,7 +13,7 @@
   {%- for result in results -%}
     {%- do statuses.append(result.status) -%}
   {%- endfor -%}
-  {%- set published = adapter.lancens_end_run(statuses) -%}
+  {%- set published = adapter.end_atomic_publish(statuses) -%}
   {%- if published -%}
     {{ log("lancens: published " ~ published | length ~ " table version(s) together", info=true) }}
   {%- endif -%}

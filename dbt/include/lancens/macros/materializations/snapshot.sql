@@ -34,7 +34,7 @@
           'dbt_valid_to': columns.dbt_valid_to,
           'valid_to_current': config.get('dbt_valid_to_current') or '',
       } %}
-    {%- set response = adapter.lancens_snapshot_merge(target_relation, staging_sql, merge_columns, lancens_provenance()) -%}
+    {%- set response = adapter.apply_snapshot_staging(target_relation, staging_sql, merge_columns, lancens_provenance()) -%}
   {% endif %}
   {% do store_result('main', response=response) %}
 

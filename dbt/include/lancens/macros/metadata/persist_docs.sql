@@ -11,6 +11,6 @@
     {%- do documented.update(validate_doc_columns(relation, model.columns, physical)) -%}
   {%- endif -%}
   {%- if persist_relation or documented -%}
-    {%- do adapter.persist_lance_docs(relation, model.description, persist_relation, documented, physical) -%}
+    {%- do adapter.persist_relation_docs(relation, model.description, persist_relation, documented, physical) -%}
   {%- endif -%}
 {%- endmacro %}

@@ -27,7 +27,7 @@
         'batch_start': batch.event_time_start.strftime('%Y-%m-%d %H:%M:%S') if batch and batch.event_time_start else none,
         'batch_end': batch.event_time_end.strftime('%Y-%m-%d %H:%M:%S') if batch and batch.event_time_end else none,
     } -%}
-  {%- set response = adapter.lancens_incremental(
+  {%- set response = adapter.apply_incremental(
         arg_dict['target_relation'], arg_dict['compiled_code'], arg_dict['language'], spec, lancens_provenance()) -%}
   {%- do store_result('main', response=response) -%}
 {%- endmacro %}

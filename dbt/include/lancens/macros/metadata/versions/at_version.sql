@@ -3,7 +3,7 @@
      option; use it in table (not view) models. While dbt parses, it renders the relation itself. --#}
 {% macro at_version(relation, version) %}
   {%- if execute -%}
-    {{- return(adapter.lancens_at_version(relation, version | int)) -}}
+    {{- return(adapter.table_at_version(relation, version | int)) -}}
   {%- else -%}
     {{- return(relation) -}}
   {%- endif -%}

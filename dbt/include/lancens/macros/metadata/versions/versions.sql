@@ -2,14 +2,14 @@
 
 {#-- Print version, time, rows and who made each version of `relation`; returns the rows (dicts). --#}
 {% macro list_table_versions(relation) %}
-  {%- set rows = adapter.lancens_list_table_versions(relation) -%}
-  {%- do print(adapter.lancens_format_versions(relation, rows)) -%}
+  {%- set rows = adapter.list_table_versions(relation) -%}
+  {%- do print(adapter.format_table_versions(relation, rows)) -%}
   {{ return(rows) }}
 {% endmacro %}
 
 {#-- Commit a new version whose content equals `version` (nothing is deleted). Returns the new version. --#}
 {% macro restore_table(relation, version) %}
-  {%- set new_version = adapter.lancens_restore_table(relation, version | int, lancens_operation_provenance('restore_table')) -%}
+  {%- set new_version = adapter.restore_table(relation, version | int, lancens_operation_provenance('restore_table')) -%}
   {{ log("lancens: restored " ~ relation ~ " to version " ~ version ~ " as version " ~ new_version, info=true) }}
   {{ return(new_version) }}
 {% endmacro %}

@@ -1,0 +1,149 @@
+"""One write to one table, from where its data files go to the version it lands as.
+
+`open_write` is where a write starts and decides, once, whether it commits or stages (an
+atomic-publish run in progress, `runtime.publisher`). It settles the location (a new table is
+declared first, which reserves its location; a staged new table only gets one), and the version
+the write builds on. `TableWrite.commit` lands the operation through `landing.land` and then
+refreshes Spark's catalog through the runtime; if anything fails before the commit lands, the
+data files the write made are deleted and a declaration it made is withdrawn, so no empty table
+and no stray file is left behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import lance
+import pyarrow as pa
+from lance.fragment import FragmentMetadata
+
+from dbt.adapters.lancens.commits.landing import land
+from dbt.adapters.lancens.commits.staging import RunPublisher
+from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.namespace import errors
+from dbt.adapters.lancens.spark.writer import discard_uncommitted
+
+
+@dataclass
+class TableWrite:
+    """A write in progress: its table, where its files go, and the version it builds on."""
+
+    runtime: LancensRuntime
+    table_id: list[str]
+    location: str
+    dataset: lance.LanceDataset | None  # the version the write builds on; None: no data yet
+    staging: RunPublisher | None
+    declared_here: bool = False
+
+    @property
+    def read_version(self) -> int | None:
+        return self.dataset.version if self.dataset is not None else None
+
+    @property
+    def current(self) -> lance.LanceDataset:
+        """The version a change to an existing table is computed against."""
+        if self.dataset is None:
+            raise errors.TableNotFoundError(f"table {'.'.join(self.table_id)} has no data to change")
+        return self.dataset
+
+    @property
+    def schema(self) -> pa.Schema | None:
+        return self.dataset.schema if self.dataset is not None else None
+
+    @property
+    def storage_options(self) -> dict[str, str]:
+        return self.runtime.namespace.storage_options
+
+    def write_fragments(
+        self, data: pa.Table | pa.RecordBatchReader, schema: pa.Schema, mode: str = "append"
+    ) -> list[FragmentMetadata]:
+        """Data files for Arrow `data` at the table's location, not yet part of any version."""
+        return lance.fragment.write_fragments(
+            data, self.location, schema=schema, mode=mode, storage_options=self.storage_options or None
+        )
+
+    def commit(
+        self,
+        operation: lance.LanceOperation.BaseOperation,
+        properties: dict[str, str],
+        written: Sequence[FragmentMetadata] = (),
+    ) -> int:
+        """Land `operation` (made of `written`, the fragments this write created) and return the
+        version; Spark's catalog then reads it (or the staged version, in an atomic-publish run)."""
+        try:
+            version = land(
+                self.runtime.namespace,
+                self.table_id,
+                operation,
+                self.read_version,
+                properties,
+                # a staged new table has no row yet: its files' location travels with the stage
+                location=self.location if self.staging is not None else None,
+                staging=self.staging,
+            )
+        except BaseException:
+            self.abandon(written)
+            raise
+        self.runtime.refresh_table(self.table_id)
+        return version
+
+    def abandon(self, written: Sequence[FragmentMetadata] = ()) -> None:
+        """Undo what the write left before its commit landed (files, a declaration of its own)."""
+        if written:
+            discard_uncommitted(self.location, self.storage_options, written)
+        if not self.declared_here:
+            return
+        namespace = self.runtime.namespace
+        try:
+            if namespace.describe_table(
+                self.table_id
+            ).declared_only:  # unless a concurrent writer gave it data
+                namespace.drop_table(self.table_id)
+        except errors.NamespaceError:
+            pass  # already gone
+
+    def refuse_if_staging(self, what: str) -> None:
+        """Fail before anything is written when `what` would need a second staged version of the table."""
+        if self.staging is not None:
+            raise ValueError(
+                f"atomic publish stages one version per table per run, and {what} on "
+                f"{'.'.join(self.table_id)} needs two (the schema change, then the rows). Run it once "
+                "without atomic publish, or with --full-refresh."
+            )
+
+
+def open_write(runtime: LancensRuntime, table_id: Sequence[str], *, must_exist: bool = False) -> TableWrite:
+    """Start a write to the table at its latest version (a later commit is pinned to it, so a
+    concurrent writer's commit makes this one fail with 14 rather than be lost). `must_exist`:
+    a change to an existing table, which fails (4) rather than declare a new one."""
+    namespace = runtime.namespace
+    staging = runtime.publisher
+    if staging is not None:
+        staging.claim(table_id)
+    declared_here = False
+    try:
+        info = namespace.describe_table(list(table_id))
+    except errors.TableNotFoundError:
+        if must_exist:
+            raise
+        info = None
+    if info is None and staging is None:
+        try:
+            info = namespace.declare_table(list(table_id))
+            declared_here = True
+        except errors.TableAlreadyExistsError:
+            info = namespace.describe_table(list(table_id))  # declared first by another writer: share it
+    if info is None:  # staged new table: a location of its own, declared when the run publishes
+        location = namespace.table_location(list(table_id))
+    else:
+        location = info.location
+    dataset = None
+    if info is not None and not info.declared_only:
+        dataset = lance.dataset(
+            location,
+            version=info.version,
+            storage_options=namespace.storage_options or None,
+            session=namespace.lance_session,
+        )
+    return TableWrite(runtime, list(table_id), location, dataset, staging, declared_here)

@@ -1,0 +1,81 @@
+"""Spark's session catalog as a mirror of the namespace, so SQL can name tables and views.
+
+The namespace is the catalog of record; Spark's catalog is in memory and per process, a cache the
+runtime fills lazily (a relation when a query first needs it) and refreshes after each write.
+
+Tables are created `USING` a bound `lance` source (`spark.datasource.register_bound_source`:
+Spark 4.3 passes no options to Python data sources for catalog tables), which carries the location,
+the namespace's storage options, an optional version, and the commit hook that routes a Spark
+`INSERT` into the table through the engine (`commits.hook`). Views are Spark views of the
+engine's SQL. Every statement goes through the runtime's one `sql` entry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, SparkSession
+
+from dbt.adapters.lancens.core.names import database_name, qualified_name, quote
+from dbt.adapters.lancens.spark.datasource import register_bound_source
+
+
+class SessionCatalog:
+    """Creates and drops databases, tables and views in one SparkSession's catalog."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        sql: Callable[[str], DataFrame],
+        storage_options: dict[str, str],
+        commit_hook: str,
+        commit_hook_args: Callable[[Sequence[str]], dict[str, object]],
+    ) -> None:
+        self._spark = spark
+        self._sql = sql
+        self._storage_options = json.dumps(storage_options, sort_keys=True)
+        self._commit_hook = commit_hook
+        self._commit_hook_args = commit_hook_args
+
+    def ensure_database(self, namespace_id: Sequence[str]) -> None:
+        self._sql(f"CREATE DATABASE IF NOT EXISTS {quote(database_name(namespace_id))}")
+
+    def drop_database(self, namespace_id: Sequence[str]) -> None:
+        self._sql(f"DROP DATABASE IF EXISTS {quote(database_name(namespace_id))} CASCADE")
+
+    def register_table(self, table_id: Sequence[str], location: str, version: int | None = None) -> bool:
+        """(Re)create the table reading `location` (at `version`, else the latest); False when the
+        location holds no Lance table yet. Only a table read at its latest version takes INSERTs
+        through the engine: a pinned version is a staged one, which the run publishes itself."""
+        options = {"path": location, "storage_options": self._storage_options}
+        if version is None:
+            options["commit_hook"] = self._commit_hook
+            options["commit_hook_args"] = json.dumps(self._commit_hook_args(table_id), sort_keys=True)
+        else:
+            options["version"] = str(version)
+        source = register_bound_source(self._spark, options)
+        self.ensure_database(table_id[:-1])
+        self.forget(table_id)
+        try:
+            self._sql(f"CREATE TABLE {qualified_name(table_id)} USING {source}")
+        except AnalysisException as exc:
+            if "not found" in str(exc).lower():
+                return False
+            raise
+        return True
+
+    def register_view(self, view_id: Sequence[str], view_sql: str) -> None:
+        """(Re)create an engine view; relations its SQL reads are registered by the runtime's `sql`."""
+        self.ensure_database(view_id[:-1])
+        self._sql(f"CREATE OR REPLACE VIEW {qualified_name(view_id)} AS {view_sql}")
+
+    def forget(self, object_id: Sequence[str]) -> None:
+        """Remove a table or view from Spark's catalog (its Lance data is untouched)."""
+        name = qualified_name(object_id)
+        catalog = self._spark.catalog
+        if not catalog.databaseExists(database_name(object_id[:-1])) or not catalog.tableExists(name):
+            return
+        kind = "VIEW" if catalog.getTable(name).tableType == "VIEW" else "TABLE"
+        self._sql(f"DROP {kind} {name}")

@@ -1,0 +1,61 @@
+"""What a SQL statement the adapter applies itself asks for, read by Spark's own parser.
+
+`core.jvm.parse_statement` fills these from Spark's logical plan, so every expression and type
+keeps Spark SQL semantics; `ddl` and `dml` carry them out through the engine. Names are Spark's
+name parts (`["analytics__marts", "orders"]`), checked for their number of parts by the parser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.sql import types as T
+
+
+@dataclass(frozen=True)
+class DropNamespace:
+    database: str
+    if_exists: bool
+    cascade: bool
+
+
+@dataclass(frozen=True)
+class DropRelation:
+    name: list[str]
+    if_exists: bool
+
+
+@dataclass(frozen=True)
+class CreateTable:
+    """`CREATE TABLE s.t (columns)`, or with `query_sql` a CTAS / `REPLACE TABLE ... AS`."""
+
+    name: list[str]
+    if_not_exists: bool
+    provider: str | None
+    schema: T.StructType = field(default_factory=T.StructType)
+    query_sql: str | None = None
+    replace: bool = False
+
+
+@dataclass(frozen=True)
+class AddColumn:
+    field: T.StructField
+    default_sql: str | None
+
+
+@dataclass(frozen=True)
+class AddColumns:
+    name: list[str]
+    columns: list[AddColumn]
+
+
+@dataclass(frozen=True)
+class RowLevel:
+    """UPDATE (with `assignments`) or DELETE (without): Spark SQL fragments."""
+
+    name: list[str]
+    assignments: list[tuple[str, str]]  # (column, expression)
+    condition: str  # a Spark SQL boolean expression
+
+
+Statement = DropNamespace | DropRelation | CreateTable | AddColumns | RowLevel

@@ -1,0 +1,61 @@
+"""The runtime mirrors a real directory namespace into Spark's session catalog, lazily and after writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import lance
+import pyarrow as pa
+import pytest
+
+from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.namespace import DirectoryNamespace
+
+
+@pytest.fixture
+def runtime(spark, tmp_path: Path) -> LancensRuntime:
+    runtime = LancensRuntime.shared({"root": str(tmp_path / "root")}, "local[2]", {})
+    ns = runtime.namespace
+    ns.create_namespace(["shop"])
+    ns.create_namespace(["shop", "eu"])
+    ns.create_table(["shop", "orders"], pa.table({"id": [1, 2, 3], "amount": [1.5, 2.5, 3.5]}))
+    ns.create_table(["shop", "eu", "stores"], pa.table({"store": ["paris", "rome"]}))
+    ns.create_view(["shop", "big_orders"], "SELECT * FROM shop.orders WHERE amount > 2")
+    return runtime
+
+
+def test_queries_register_tables_views_and_nested_databases_on_first_use(runtime: LancensRuntime) -> None:
+    spark = runtime.spark
+    assert runtime.sql("SELECT count(*) AS n FROM shop.big_orders").first().n == 2  # view, then its table
+    assert spark.catalog.getTable("shop.big_orders").tableType == "VIEW"
+    assert spark.catalog.tableExists("shop.orders")
+    stores = runtime.sql("SELECT store FROM shop__eu.stores ORDER BY store").collect()
+    assert [row.store for row in stores] == ["paris", "rome"]
+
+
+def test_insert_into_a_registered_table_commits_through_the_namespace(runtime: LancensRuntime) -> None:
+    runtime.refresh_table(["shop", "orders"])
+    runtime.refresh_table(["shop", "orders"])  # idempotent
+    assert runtime.sql("SELECT sum(id) AS s FROM shop.orders").first().s == 6
+    runtime.sql("INSERT INTO shop.orders VALUES (4, 4.5)")
+    info = runtime.namespace.describe_table(["shop", "orders"])
+    assert info.version == 2
+    assert lance.dataset(info.location).count_rows() == 4
+
+
+def test_refresh_forgets_dropped_and_declared_only_tables(runtime: LancensRuntime) -> None:
+    namespace: DirectoryNamespace = runtime.namespace
+    spark = runtime.spark
+    runtime.refresh_table(["shop", "orders"])
+    namespace.declare_table(["shop", "later"])
+    runtime.refresh_table(["shop", "later"])
+    assert not spark.catalog.tableExists("shop.later")
+    namespace.deregister_table(["shop", "orders"])
+    runtime.refresh_table(["shop", "orders"])
+    assert not spark.catalog.tableExists("shop.orders")
+    assert not namespace.table_exists(["shop", "orders"])
+
+
+def test_a_database_no_namespace_maps_to_keeps_sparks_own_error(runtime: LancensRuntime) -> None:
+    with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND"):
+        runtime.sql("SELECT * FROM `_odd_`.t")
