@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install dbt-lancens with its test dependencies and run the whole test suite.
+# Install dbt-lancens with its test dependencies, run the whole test suite, then the static checks
+# (ruff lint and format, mypy). CI runs exactly this (.ci/run).
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$VENV_BIN/python" -m pip install --quiet -e "$PROJECT_ROOT[test]"
 cd "$PROJECT_ROOT"
@@ -11,6 +12,14 @@ status=$?
 set -e
 if [ "$status" -eq 5 ]; then
   echo "pytest collected no tests: the suite is missing, which is a failure" >&2
+  exit 1
+fi
+checks=0
+"$VENV_BIN/ruff" check . || checks=1
+"$VENV_BIN/ruff" format --check . || checks=1
+"$VENV_BIN/mypy" || checks=1
+if [ "$status" -eq 0 ] && [ "$checks" -ne 0 ]; then
+  echo "tests passed, but ruff or mypy did not" >&2
   exit 1
 fi
 exit "$status"
