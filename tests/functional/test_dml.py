@@ -9,7 +9,7 @@ import pytest
 
 from dbt.adapters.lancens.commits import writes
 from dbt.adapters.lancens.core.runtime import LancensRuntime
-from dbt.adapters.lancens.statements import dml
+from dbt.adapters.lancens.statements import dml, route
 
 
 @pytest.fixture
@@ -57,6 +57,6 @@ def test_update_of_an_unknown_column_changes_nothing(runtime: LancensRuntime) ->
 
 
 def test_only_update_and_delete_are_row_level() -> None:
-    assert dml.is_row_level("-- c\n/* d */ update s.t set a = 1")
-    assert dml.is_row_level("DELETE FROM s.t")
-    assert not dml.is_row_level("select * from updates")
+    assert route.is_row_level("-- c\n/* d */ update s.t set a = 1")
+    assert route.is_row_level("DELETE FROM s.t")
+    assert not route.is_row_level("select * from updates")

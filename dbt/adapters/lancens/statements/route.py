@@ -23,14 +23,18 @@ _DDL = re.compile(
 
 def apply(runtime: LancensRuntime, statement: str) -> bool:
     """Carry out `statement` through the engine when it is ours; False when Spark should run it."""
-    words = without_leading_comments(statement)
-    if _ROW_LEVEL.match(words):
+    if is_row_level(statement):
         dml.execute(runtime, statement)
         return True
-    if not _DDL.match(words):
+    if not _DDL.match(without_leading_comments(statement)):
         return False
     parsed = jvm.parse_statement(runtime.spark, statement)
     if parsed is None or isinstance(parsed, plans.RowLevel):
         return False
     ddl.execute(runtime, parsed)
     return True
+
+
+def is_row_level(statement: str) -> bool:
+    """An UPDATE or DELETE (after any leading comments)."""
+    return bool(_ROW_LEVEL.match(without_leading_comments(statement)))
