@@ -11,6 +11,7 @@ from typing import Any
 from dbt.adapters.contracts.connection import AdapterResponse, Connection, ConnectionState
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkConnectionManager
+from dbt.flags import get_flags
 from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 
 from dbt.adapters.lancens.core.credentials import LancensCredentials, redact_secrets
@@ -52,7 +53,7 @@ class SparkSqlHandle:
             ddl.execute(self.runtime, namespace_ddl)
             self._description, self._rows = [], []
             return
-        frame = self.runtime.sql(statement)
+        frame = self.runtime.sql(statement, pushdown=True)
         self._description = [
             (f.name, f.dataType.simpleString(), None, None, None, None, f.nullable)
             for f in frame.schema.fields
@@ -151,7 +152,10 @@ class LancensConnectionManager(SparkConnectionManager):
         project_root = getattr(self.profile, "project_root", None)
         try:
             runtime = get_runtime(
-                credentials.namespace_properties(project_root), credentials.master, credentials.spark_config
+                credentials.namespace_properties(project_root),
+                credentials.master,
+                credentials.spark_config,
+                spark_files_dir=_spark_files_dir(project_root),
             )
         except Exception as exc:
             raise DbtRuntimeError(_connect_error(credentials, exc)) from exc
@@ -166,6 +170,12 @@ class LancensConnectionManager(SparkConnectionManager):
 
     def cancel(self, connection: Connection) -> None:
         connection.handle.cancel()
+
+
+def _spark_files_dir(project_root: str | None) -> str:
+    """`<dbt's log path>/spark`: Spark's console output and working files sit beside dbt's own log."""
+    log_path = getattr(get_flags(), "LOG_PATH", None) or "logs"
+    return os.path.join(project_root or os.getcwd(), str(log_path), "spark")
 
 
 _CHECKED_ROOTS: set[str] = set()

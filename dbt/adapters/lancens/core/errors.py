@@ -50,12 +50,14 @@ def missing_database(exc: BaseException) -> str | None:
     return parts[-1] if parts else None
 
 
-def spark_start_error(exc: BaseException) -> str:
-    """Why Spark did not start, naming the usual cause (no Java 17) when that is what happened."""
+def spark_start_error(exc: BaseException, files_dir: str | None = None) -> str:
+    """Why Spark did not start, naming the usual cause (no Java 17) when that is what happened, and
+    where the JVM's own output went (it is kept off the console, see spark/session.py)."""
     text = spark_error_message(exc)
+    where = f" The JVM's output is in {files_dir}/spark.log." if files_dir else ""
     if "JAVA_GATEWAY_EXITED" in text or "Java gateway process exited" in text or "JAVA_HOME" in text:
         return (
             "dbt-lancens could not start Spark: Java 17 is required (install a JDK 17 and set "
-            f"JAVA_HOME, or put `java` on PATH). Spark said: {text}"
+            f"JAVA_HOME, or put `java` on PATH). Spark said: {text}{where}"
         )
-    return f"dbt-lancens could not start Spark: {text}"
+    return f"dbt-lancens could not start Spark: {text}{where}"

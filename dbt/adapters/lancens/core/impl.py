@@ -106,7 +106,7 @@ class LancensAdapter(SparkAdapter):
             if language == "python":
                 frame = python_models.run_python_model(runtime, compiled_code, name)
             else:
-                frame = runtime.sql(compiled_code)
+                frame = runtime.sql(compiled_code, pushdown=True)
             version = writes.write_frame(
                 runtime, table_id(relation.schema or "", name), frame, mode, _provenance(provenance)
             )

@@ -19,6 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 from dbt.adapters.lancens.core.errors import missing_database, missing_relation, spark_start_error
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.spark import catalog, get_or_create_session
+from dbt.adapters.lancens.spark.pushdown import sql_with_pushdown
 
 # Each retry registers one more relation; a query reading more than this many unknown relations
 # is unusual enough to stop rather than loop.
@@ -40,6 +41,7 @@ class LancensRuntime:
     namespace: DirectoryNamespace
     master: str = "local[*]"
     spark_config: dict[str, str] = field(default_factory=dict)
+    spark_files_dir: str | None = None  # Spark's console output and working files (session.py)
     lock: threading.RLock = field(default_factory=threading.RLock)
     _spark: SparkSession | None = None
 
@@ -49,9 +51,11 @@ class LancensRuntime:
             with self.lock:
                 if self._spark is None:
                     try:
-                        self._spark = get_or_create_session(master=self.master, config=self.spark_config)
+                        self._spark = get_or_create_session(
+                            master=self.master, config=self.spark_config, files_dir=self.spark_files_dir
+                        )
                     except Exception as exc:
-                        raise SparkStartError(spark_start_error(exc)) from exc
+                        raise SparkStartError(spark_start_error(exc, self.spark_files_dir)) from exc
                     _quiet_query_context_loggers()
         return self._spark
 
@@ -64,8 +68,14 @@ class LancensRuntime:
         jvm_session_class = self.spark._jvm.org.apache.spark.sql.SparkSession  # type: ignore[union-attr]
         jvm_session_class.setActiveSession(self.spark._jsparkSession)
 
-    def sql(self, statement: str) -> DataFrame:
-        """Run Spark SQL, registering namespace tables and views it needs but Spark does not know yet."""
+    def sql(self, statement: str, pushdown: bool = False) -> DataFrame:
+        """Run Spark SQL, registering namespace tables and views it needs but Spark does not know yet.
+
+        `pushdown`: push filters into Lance for the tables the query scans once (spark/pushdown.py).
+        Only for a frame the caller executes once: a later query on the same frame with other filters
+        would reuse the relation's planned reader (PySpark 4.3)."""
+        if pushdown:
+            return self._resolving(lambda: sql_with_pushdown(self.spark, statement))
         return self._resolving(lambda: self.spark.sql(statement))
 
     def frame_of_plan(self, logical_plan: Any) -> DataFrame:
@@ -133,7 +143,10 @@ _RUNTIMES_LOCK = threading.Lock()
 
 
 def get_runtime(
-    namespace_properties: dict[str, str], master: str, spark_config: dict[str, str]
+    namespace_properties: dict[str, str],
+    master: str,
+    spark_config: dict[str, str],
+    spark_files_dir: str | None = None,
 ) -> LancensRuntime:
     """The runtime for these settings, created once per process (a JVM hosts one SparkContext)."""
     key = tuple(sorted(namespace_properties.items()))
@@ -144,6 +157,7 @@ def get_runtime(
                 namespace=DirectoryNamespace.from_properties(namespace_properties),
                 master=master,
                 spark_config=dict(spark_config),
+                spark_files_dir=spark_files_dir,
             )
             _RUNTIMES[key] = runtime
         return runtime

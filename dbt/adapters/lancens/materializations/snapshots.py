@@ -31,7 +31,7 @@ def merge_staging(
 
     `columns` are dbt's snapshot column names (`dbt_scd_id`, `dbt_valid_to`, ...) plus
     `valid_to_current`: the `dbt_valid_to_current` expression, or empty."""
-    staging = runtime.sql(staging_sql).toArrow()
+    staging = runtime.sql(staging_sql, pushdown=True).toArrow()
     target = merge.open_target(runtime, table_id)
     known = {name.lower() for name in target.dataset.schema.names}
     added = [
