@@ -8,6 +8,7 @@ registered in Spark's catalog on first use, exactly as for SQL models.
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -31,7 +32,9 @@ def to_spark_frame(runtime: LancensRuntime, result: Any, model_name: str) -> Dat
     # A pandas-on-Spark frame can only exist once its module is loaded: no import cost otherwise.
     pandas_on_spark = sys.modules.get("pyspark.pandas")
     if pandas_on_spark is not None and isinstance(result, pandas_on_spark.DataFrame):
-        return result.to_spark()  # stays distributed; the index is dropped, as for pandas below
+        with warnings.catch_warnings():  # dropping the index is the rule here, not news to the user
+            warnings.filterwarnings("ignore", message=".*index_col.*")
+            return result.to_spark()  # stays distributed; the index is dropped, as for pandas below
     import pandas as pd
     import pyarrow as pa
 
