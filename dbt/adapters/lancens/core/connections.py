@@ -15,14 +15,16 @@ from dbt.flags import get_flags
 from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 
 from dbt.adapters.lancens.core.credentials import LancensCredentials, redact_secrets
-from dbt.adapters.lancens.core.errors import spark_error_message
+from dbt.adapters.lancens.core.errors import (
+    missing_relation_message,
+    spark_error_message,
+    storage_refusal_message,
+)
 from dbt.adapters.lancens.core.runtime import LancensRuntime, get_runtime
 from dbt.adapters.lancens.statements import ddl, dml
 
 logger = AdapterLogger("lancens")
 _COMMENTS = re.compile(r"/\*.*?\*/|--[^\n]*", re.DOTALL)
-# How object stores and Lance say that a request was refused for lack of permission.
-_DENIED = ("AccessDenied", "403 Forbidden", "lacked the necessary privileges", "Permission denied")
 
 
 class SparkSqlHandle:
@@ -104,7 +106,9 @@ class LancensConnectionManager(SparkConnectionManager):
                 exc.msg = redacted
             raise
         except ns_errors.NamespaceError as exc:
-            raise DbtDatabaseError(self._redact(f"Lance namespace error {exc.code}: {exc}")) from exc
+            text = f"Lance namespace error {exc.code}: {exc}"
+            message = storage_refusal_message(exc, text, self._root())
+            raise DbtDatabaseError(self._redact(message or text)) from exc
         except (KeyboardInterrupt, SystemExit, GeneratorExit):
             raise
         except BaseException as exc:
@@ -112,33 +116,14 @@ class LancensConnectionManager(SparkConnectionManager):
             # Exception, so letting one through would kill the dbt worker thread and hang the run.
             logger.debug(f"Error while running:\n{sql}")
             text = spark_error_message(exc)
-            raise DbtDatabaseError(self._redact(self._access_denied(exc, text) or text)) from exc
+            root = self._root()
+            message = missing_relation_message(exc, root) or storage_refusal_message(exc, text, root)
+            raise DbtDatabaseError(self._redact(message or text)) from exc
 
-    def _access_denied(self, exc: BaseException, text: str) -> str | None:
-        """A message naming the root and the missing permission when the store refused a request.
-
-        Object stores answer a write the credentials may not make with AccessDenied / 403, which
-        reaches dbt as a bare `PermissionError: Access Denied` (s3fs) or deep inside a Python worker
-        traceback (Lance in a Spark task); the line that says so is kept as the detail."""
-        if not isinstance(exc, PermissionError) and not any(marker in text for marker in _DENIED):
-            return None
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        first = next((i for i, line in enumerate(lines) if any(marker in line for marker in _DENIED)), None)
-        if first is None:
-            detail = f"{type(exc).__name__}: {text}"
-        else:  # the refusing line and the store's reply that follows it, up to Spark's SQLSTATE
-            end = next(
-                (i for i in range(first + 1, len(lines)) if lines[i].startswith("SQLSTATE")), len(lines)
-            )
-            detail = " ".join(lines[first:end])
+    def _root(self) -> str:
+        """The namespace root as the profile names it (what the user configured and can change)."""
         credentials = getattr(getattr(self, "profile", None), "credentials", None)
-        root = getattr(credentials, "root", "")
-        return (
-            f"dbt-lancens: permission denied under the namespace root {root!r}: the storage refused "
-            "a request of these credentials. A root needs read and write access (on S3: "
-            "s3:GetObject, s3:ListBucket, s3:PutObject, s3:DeleteObject). "
-            f"Storage error: {detail}"
-        )
+        return str(getattr(credentials, "root", ""))
 
     def _redact(self, text: str) -> str:
         """Error text without the profile's secrets (object-store errors may echo request options)."""

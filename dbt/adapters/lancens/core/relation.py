@@ -4,17 +4,38 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any, Self
 
-from dbt.adapters.contracts.relation import ComponentName
+from dbt.adapters.contracts.relation import ComponentName, HasQuoting, RelationConfig
 from dbt.adapters.spark.relation import SparkRelation
+from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
-from dbt.adapters.lancens.core.names import schema_to_namespace
+from dbt.adapters.lancens.core.names import schema_to_namespace, table_id
 from dbt.adapters.lancens.spark.catalog import database_name
 
 
 @dataclass(frozen=True, eq=False, repr=False)
 class LancensRelation(SparkRelation):
     """A table or view in the namespace; `schema` keeps dbt's dotted form (`analytics.marts`)."""
+
+    @classmethod
+    def create_from(cls, quoting: HasQuoting, relation_config: RelationConfig, **kwargs: Any) -> Self:
+        """The relation of a dbt node (model, seed, snapshot, source, stored test failures).
+
+        dbt calls this when it parses the project, so a schema or alias that cannot name a
+        namespace table fails there, naming the node, before any connection or Spark starts."""
+        relation = super().create_from(quoting, relation_config, **kwargs)
+        if relation.type != cls.CTE:
+            try:
+                relation.table_id  # noqa: B018 - validates every schema level and the table name
+            except DbtRuntimeError as exc:
+                is_source = getattr(relation_config, "resource_type", None) == "source"
+                what = "identifier" if is_source else "alias"
+                raise CompilationError(
+                    f"{exc.msg} (schema {relation.schema!r}, {what} {relation.identifier!r})",
+                    node=relation_config,
+                ) from exc
+        return relation
 
     def _render_iterator(self) -> Iterator[tuple[ComponentName | None, str | None]]:
         for key, part in super()._render_iterator():
@@ -30,7 +51,8 @@ class LancensRelation(SparkRelation):
 
     @property
     def table_id(self) -> list[str]:
-        return [*self.namespace_id, self.identifier or ""]
+        """The namespace id (lower-cased, see `names`); raises for a name no table can have."""
+        return table_id(self.schema or "", self.identifier or "")
 
     @property
     def spark_database(self) -> str:

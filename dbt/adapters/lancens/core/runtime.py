@@ -100,8 +100,8 @@ class LancensRuntime:
         """Register what `exc` says is missing, if the namespace has it. True when something was added."""
         relation = missing_relation(exc)
         if relation is not None:
-            database, name = relation
-            return self.sync_relation(catalog.namespace_id(database), name)
+            database, name = relation  # as the SQL spelled them; namespace ids are lower case
+            return self.sync_relation(catalog.namespace_id(database), name.lower())
         database = missing_database(exc)
         if database is not None:
             namespace_id = catalog.namespace_id(database)

@@ -121,7 +121,7 @@ def rename_relation(runtime: LancensRuntime, source: LancensRelation, target: La
             target.table_id, view.sql, base_objects=view.base_objects, properties=view.properties
         )
         drop_relation(runtime, source)
-        runtime.sync_relation(target.namespace_id, target.identifier or "")
+        runtime.sync_relation(target.namespace_id, target.table_id[-1])
         return
     namespace.rename_table(source.table_id, target.table_id)
     with runtime.lock:

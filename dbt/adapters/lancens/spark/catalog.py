@@ -4,8 +4,9 @@ The namespace is the catalog of record; Spark's catalog is a cache that lets SQL
 
 Database names: the levels of a namespace id joined by ``__`` (``["sales", "eu"]`` <->
 ``sales__eu``); the root namespace ``[]`` is Spark's ``default`` database. To keep this reversible a
-level must not contain ``__``, start or end with ``_``, have upper-case letters (Spark lower-cases
-database names), nor be ``default`` at the top.
+level must not start or end with ``_``, have upper-case letters (Spark lower-cases database names),
+nor be ``default`` at the top; a run of two or more underscores inside a level gets one more
+(``["a_dbt_test__audit"]`` <-> ``a_dbt_test___audit``), so exactly two always separate levels.
 
 Tables are created ``USING`` a bound ``lance`` source (see ``datasource.bound_source``: Spark 4.3
 passes no options to Python sources for catalog tables), which carries the location, the
@@ -16,6 +17,7 @@ Engine views become Spark views with the engine's SQL.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -32,12 +34,16 @@ ROOT_DATABASE = "default"
 COMMIT_HOOK = "dbt.adapters.lancens.spark.catalog:namespace_commit"
 
 
+# Inside a level, a run of n >= 2 underscores is written with n + 1: a run of exactly two is a separator.
+_LEVEL_RUN = re.compile(r"_{2,}")
+_ESCAPED_RUN = re.compile(r"_{3,}")
+_SEPARATOR_RUN = re.compile(r"(?<!_)__(?!_)")
+
+
 def _check_level(level: str, position: int) -> None:
     problem = None
     if not level:
         problem = "is empty"
-    elif SEPARATOR in level:
-        problem = f"contains {SEPARATOR!r}, the level separator of database names"
     elif level.startswith("_") or level.endswith("_"):
         problem = "starts or ends with '_', which would make the joined name ambiguous"
     elif level != level.lower():
@@ -52,14 +58,17 @@ def database_name(namespace_id: Sequence[str]) -> str:
     """The Spark database of a namespace (levels joined by ``__``; the root is ``default``)."""
     for position, level in enumerate(namespace_id):
         _check_level(level, position)
-    return SEPARATOR.join(namespace_id) if namespace_id else ROOT_DATABASE
+    escaped = (_LEVEL_RUN.sub(lambda run: run.group() + "_", level) for level in namespace_id)
+    return SEPARATOR.join(escaped) if namespace_id else ROOT_DATABASE
 
 
 def namespace_id(database: str) -> list[str]:
-    """The namespace a Spark database mirrors; inverse of ``database_name``."""
-    if database.lower() == ROOT_DATABASE:
+    """The namespace a Spark database mirrors; inverse of ``database_name``. Spark database names
+    are case-insensitive, so ``Sales__EU`` is ``["sales", "eu"]``."""
+    database = database.lower()
+    if database == ROOT_DATABASE:
         return []
-    levels = database.split(SEPARATOR)
+    levels = [_ESCAPED_RUN.sub(lambda run: run.group()[1:], part) for part in _SEPARATOR_RUN.split(database)]
     for position, level in enumerate(levels):
         _check_level(level, position)
     return levels

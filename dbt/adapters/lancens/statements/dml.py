@@ -63,7 +63,7 @@ def execute(runtime: LancensRuntime, statement: str) -> int:
     name = f"`{database}`.`{table}`"
     current = runtime.sql(f"SELECT * FROM {name}")
     result = _new_content(runtime, name, current, parsed)
-    table_id = [*catalog.namespace_id(database), table]
+    table_id = [*catalog.namespace_id(database), table.lower()]
     return write_frame(
         runtime, table_id, result, "overwrite", {"dbt_lancens_statement": statement.strip()[:200]}
     )
