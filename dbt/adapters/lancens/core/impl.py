@@ -9,6 +9,7 @@ from typing import Any
 
 import agate
 from dbt.adapters.base import available
+from dbt.adapters.base.impl import BaseAdapter, ConstraintSupport
 from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.capability import Capability, CapabilityDict, CapabilitySupport, Support
 from dbt.adapters.contracts.connection import AdapterResponse
@@ -69,7 +70,12 @@ class LancensAdapter(SparkAdapter):
 
     # -- relations ----------------------------------------------------------------------------------
     def list_relations_without_caching(self, schema_relation: BaseRelation) -> list[BaseRelation]:
-        return relations.list_relations(self.runtime, schema_to_namespace(schema_relation.schema or ""))
+        namespace_id = schema_to_namespace(schema_relation.schema or "")
+        return relations.list_relations(self.runtime, self.config.credentials.database, namespace_id)
+
+    def get_relation(self, database: str, schema: str, identifier: str) -> BaseRelation | None:
+        """dbt's lookup with the database kept (dbt-spark drops it; here it names the root)."""
+        return BaseAdapter.get_relation(self, database, schema, identifier)
 
     def get_columns_in_relation(self, relation: BaseRelation) -> list[LancensColumn]:
         return relations.columns_of(self.runtime, relation)  # type: ignore[arg-type]
@@ -180,14 +186,14 @@ class LancensAdapter(SparkAdapter):
         catalog_relations = self._get_catalog_relations(relation_configs)
         wanted_schemas = {relation.schema for relation in catalog_relations if relation.schema}
         found, failures = catalog.read_catalog(self.runtime, schemas=wanted_schemas)
-        return catalog.catalog_table(found), failures
+        return catalog.catalog_table(found, self.config.credentials.database), failures
 
     def get_catalog_by_relations(
         self, used_schemas: frozenset[tuple[str, str]], relations: set[BaseRelation]
     ) -> tuple[agate.Table, list[Exception]]:
         wanted = [(r.schema, r.identifier) for r in relations if r.schema and r.identifier]
         found, failures = catalog.read_catalog(self.runtime, relations=wanted)
-        return catalog.catalog_table(found), failures
+        return catalog.catalog_table(found, self.config.credentials.database), failures
 
     @available
     def catalog_rows(
@@ -199,11 +205,13 @@ class LancensAdapter(SparkAdapter):
             found, failures = catalog.read_catalog(self.runtime, schemas=schemas, relations=wanted)
             if failures:
                 raise failures[0]
-        return catalog.catalog_table(found)
+        return catalog.catalog_table(found, self.config.credentials.database)
 
     def get_catalog_for_single_relation(self, relation: BaseRelation) -> CatalogTable | None:
         with self.connections.exception_handler(f"catalog of {relation}"):
-            return catalog.single_relation(self.runtime, relation.schema or "", relation.identifier or "")
+            return catalog.single_relation(
+                self.runtime, relation.database, relation.schema or "", relation.identifier or ""
+            )
 
     @available
     def persist_lance_docs(
@@ -244,7 +252,7 @@ class LancensAdapter(SparkAdapter):
         table = versions.relation_table_id(relation)
         with self.connections.exception_handler(f"deregister_table {relation}"):
             location = versions.deregister_table(self.runtime, table)
-        self.cache.drop(self.Relation.create(schema=".".join(table[:-1]), identifier=table[-1]))
+        self._forget_cached(table)
         return location
 
     @available
@@ -252,8 +260,16 @@ class LancensAdapter(SparkAdapter):
         table = versions.relation_table_id(relation)
         with self.connections.exception_handler(f"drop_table {relation}"):
             location = versions.drop_table(self.runtime, table, purge)
-        self.cache.drop(self.Relation.create(schema=".".join(table[:-1]), identifier=table[-1]))
+        self._forget_cached(table)
         return location
+
+    def _forget_cached(self, table: list[str]) -> None:
+        schema, identifier = ".".join(table[:-1]), table[-1]
+        self.cache.drop(
+            self.Relation.create(
+                database=self.config.credentials.database, schema=schema, identifier=identifier
+            )
+        )
 
     @available
     def lancens_list_table_versions(self, relation: Any) -> list[dict[str, Any]]:

@@ -14,7 +14,13 @@ from dbt.adapters.lancens.spark.catalog import database_name
 
 @dataclass(frozen=True, eq=False, repr=False)
 class LancensRelation(SparkRelation):
-    """A table or view in the namespace; `schema` keeps dbt's dotted form (`analytics.marts`)."""
+    """A table or view in the namespace; `schema` keeps dbt's dotted form (`analytics.marts`).
+
+    `database` is the namespace root's name (the profile's `database`): carried for dbt's cache and
+    catalog, never rendered (Spark's include policy leaves it out)."""
+
+    def __post_init__(self) -> None:
+        """dbt-spark refuses a database other than the schema; here it names the root instead."""
 
     def _render_iterator(self) -> Iterator[tuple[ComponentName | None, str | None]]:
         for key, part in super()._render_iterator():

@@ -15,7 +15,9 @@ from dbt.adapters.lancens.spark.types import to_spark_type
 ON_DROP_CHOICES = ("purge", "deregister")
 
 
-def list_relations(runtime: LancensRuntime, namespace_id: list[str]) -> list[LancensRelation]:
+def list_relations(
+    runtime: LancensRuntime, database: str | None, namespace_id: list[str]
+) -> list[LancensRelation]:
     """Tables and views of one namespace; a namespace that does not exist has none."""
     namespace = runtime.namespace
     if not namespace.namespace_exists(namespace_id):
@@ -104,8 +106,9 @@ def drop_dependent_views(runtime: LancensRuntime, relation: LancensRelation) -> 
                 frontier.append(view)
     dropped = []
     for view in doomed:
+        schema, identifier = ".".join(view[:-1]), view[-1]
         dependent = LancensRelation.create(
-            schema=".".join(view[:-1]), identifier=view[-1], type=RelationType.View
+            database=relation.database, schema=schema, identifier=identifier, type=RelationType.View
         )
         drop_relation(runtime, dependent)
         dropped.append(dependent)
