@@ -3,6 +3,8 @@ with `--empty`, and dbt's actual-versus-expected diff when a unit test fails."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
@@ -101,6 +103,7 @@ class TestUnitTestsOnLance:
         run_dbt(["run"])
         results, log = run_dbt_and_capture(["test", "--select", "orders_wrong"], expect_pass=False)
         assert results[0].status == "fail"
+        log = re.sub(r"\x1b\[[0-9;]*m", "", log)  # dbt colours "actual" and "expected"
         assert "actual differs from expected" in log
         # dbt's diff table: the expected row marked `+`, the actual one `-`
         assert "99.0" in log and "3.0" in log

@@ -1,6 +1,7 @@
 """dbt-tests-adapter's unit_testing suite."""
 
 import pytest
+from dbt.tests.adapter.unit_testing import test_quoted_reserved_word_column_names as reserved_words
 from dbt.tests.adapter.unit_testing.test_case_insensitivity import BaseUnitTestCaseInsensivity
 from dbt.tests.adapter.unit_testing.test_invalid_input import BaseUnitTestInvalidInput
 from dbt.tests.adapter.unit_testing.test_quoted_reserved_word_column_names import (
@@ -44,4 +45,12 @@ class TestUnitTestInvalidInput(BaseUnitTestInvalidInput):
 
 
 class TestUnitTestQuotedReservedWordColumnNames(BaseUnitTestQuotedReservedWordColumnNames):
-    pass
+    """Spark quotes identifiers with backticks (`"GROUP"` is a string literal to Spark)."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {
+            "my_model.sql": reserved_words.my_model_sql,
+            "my_upstream_model.sql": "select 1 as `GROUP`",
+            "unit_tests.yml": reserved_words.test_my_model_csv_fixtures_yml,
+        }

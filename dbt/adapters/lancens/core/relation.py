@@ -31,6 +31,13 @@ class LancensRelation(SparkRelation):
             yield key, part
 
     @property
+    def is_temporary_view(self) -> bool:
+        """A one-part name (dbt-spark's `make_temp_relation`): a Spark temporary view, not in the namespace.
+
+        dbt's unit tests and temporary relations build these with `create temporary view`."""
+        return not self.include_policy.schema
+
+    @property
     def namespace_id(self) -> list[str]:
         return schema_to_namespace(self.schema or "")
 
