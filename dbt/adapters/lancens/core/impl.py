@@ -17,6 +17,7 @@ from dbt.adapters.contracts.relation import RelationConfig
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
 from dbt.artifacts.schemas.catalog import CatalogTable
+from dbt_common.contracts.constraints import ConstraintType
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lancens.__version__ import version as lancens_version
@@ -26,7 +27,7 @@ from dbt.adapters.lancens.core.connections import LancensConnectionManager
 from dbt.adapters.lancens.core.names import schema_to_namespace, table_id
 from dbt.adapters.lancens.core.relation import LancensRelation
 from dbt.adapters.lancens.core.runtime import LancensRuntime
-from dbt.adapters.lancens.materializations import incremental, python_models, seeds, snapshots
+from dbt.adapters.lancens.materializations import contracts, incremental, python_models, seeds, snapshots
 from dbt.adapters.lancens.metadata import catalog, debug, docs, relations, schemas, versions
 
 logger = AdapterLogger("lancens")
@@ -43,10 +44,25 @@ class LancensAdapter(SparkAdapter):
     Column = LancensColumn  # type: ignore[assignment]
     ConnectionManager = LancensConnectionManager  # type: ignore[assignment]
     AdapterSpecificConfigs = LancensConfig  # type: ignore[assignment]
+    # Model contracts (materializations/contracts.py): not_null and check are enforced while the rows
+    # are written; Lance has no keys, so the others come with dbt's "not enforced" warning.
+    CONSTRAINT_SUPPORT = {
+        ConstraintType.check: ConstraintSupport.ENFORCED,
+        ConstraintType.not_null: ConstraintSupport.ENFORCED,
+        ConstraintType.unique: ConstraintSupport.NOT_ENFORCED,
+        ConstraintType.primary_key: ConstraintSupport.NOT_ENFORCED,
+        ConstraintType.foreign_key: ConstraintSupport.NOT_ENFORCED,
+    }
 
     @classmethod
     def type(cls) -> str:
         return "lancens"
+
+    @classmethod
+    def quote(cls, identifier: str) -> str:  # type: ignore[override]
+        """Spark's backticks. A classmethod, as dbt's constraint rendering calls `cls.quote`
+        (dbt-spark's instance method fails there for a column with `quote: true`)."""
+        return f"`{identifier}`"
 
     # -- the process's Spark session and namespace -------------------------------------------------
     @property
@@ -109,15 +125,29 @@ class LancensAdapter(SparkAdapter):
         name = relation.identifier or ""
         self._require_publish_hooks(runtime)
         with self.connections.exception_handler(compiled_code):
+            code = self.connections.model_sql(compiled_code, language)
             if language == "python":
-                frame = python_models.run_python_model(runtime, compiled_code, name)
+                frame = python_models.run_python_model(runtime, code, name)
             else:
-                frame = runtime.sql(compiled_code)
+                frame = runtime.sql(code)
             version = writes.write_frame(
                 runtime, table_id(relation.schema or "", name), frame, mode, _provenance(provenance)
             )
         self.cache_added(relation.incorporate(type="table"))
         return AdapterResponse(_message=f"OK (version {version})", rows_affected=None)
+
+    @available
+    def lancens_contract(
+        self, compiled_code: str, columns: dict[str, Any], constraints: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """A contracted model's checked SELECT and NOT NULL columns (materializations/contracts.py).
+
+        dbt's own constraint rendering runs first: it fires dbt's warnings for the constraint types
+        `CONSTRAINT_SUPPORT` marks as not enforced."""
+        self.render_raw_columns_constraints(columns)
+        self.render_raw_model_constraints(constraints)
+        contract = contracts.contract_of(columns, constraints, self.quote)
+        return {"code": contract.checked_select(compiled_code), "not_null": list(contract.not_null)}
 
     @available
     def load_seed(
@@ -128,12 +158,17 @@ class LancensAdapter(SparkAdapter):
         delimiter: str = ",",
         provenance: dict[str, Any] | None = None,
         quote_columns: bool | None = None,
+        empty: bool = False,
     ) -> AdapterResponse:
-        """Load a seed CSV through Arrow as the table's next version (one commit)."""
+        """Load a seed CSV through Arrow as the table's next version (one commit).
+
+        `empty` (`dbt build --empty`): the CSV's columns and types, no rows."""
         runtime = self.runtime
         self._require_publish_hooks(runtime)
         with self.connections.exception_handler(f"load seed {csv_path}"):
             data = seeds.read_seed_csv(runtime.spark, csv_path, column_types, delimiter, quote_columns)
+            if empty:
+                data = data.slice(0, 0)
             version = writes.write_arrow(runtime, relation.table_id, data, _provenance(provenance))
         self.cache_added(relation.incorporate(type="table"))
         rows = data.num_rows
@@ -155,7 +190,7 @@ class LancensAdapter(SparkAdapter):
         """Create or replace a view in Spark and record it (SQL and what it reads) in the namespace."""
         runtime = self.runtime
         with self.connections.exception_handler(compiled_code):
-            runtime.sql(f"CREATE OR REPLACE VIEW {relation} AS {compiled_code}")
+            runtime.sql(self.connections.model_sql(f"CREATE OR REPLACE VIEW {relation} AS {compiled_code}"))
             runtime.namespace.create_view(
                 relation.table_id,
                 compiled_code,
@@ -342,7 +377,8 @@ class LancensAdapter(SparkAdapter):
         """Apply an incremental run's result to the existing table as its next Lance version."""
         runtime = self.runtime
         with self.connections.exception_handler(compiled_code):
-            frame = incremental.model_frame(runtime, compiled_code, language, relation.identifier or "")
+            code = self.connections.model_sql(compiled_code, language)
+            frame = incremental.model_frame(runtime, code, language, relation.identifier or "")
             spec_ = incremental.Spec(**spec)
             version, rows = incremental.apply(
                 runtime, relation.table_id, str(relation), frame, spec_, _provenance(provenance)
@@ -360,7 +396,12 @@ class LancensAdapter(SparkAdapter):
         """Apply dbt's snapshot staging rows (inserts, closed records) to the snapshot in one commit."""
         with self.connections.exception_handler(staging_sql):
             version, rows = snapshots.merge_staging(
-                self.runtime, relation.table_id, str(relation), staging_sql, columns, _provenance(provenance)
+                self.runtime,
+                relation.table_id,
+                str(relation),
+                self.connections.model_sql(staging_sql),
+                columns,
+                _provenance(provenance),
             )
         return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
 
