@@ -12,7 +12,6 @@ from dbt.tests.adapter.utils.data_types.test_type_bigint import BaseTypeBigInt
 from dbt.tests.adapter.utils.data_types.test_type_boolean import BaseTypeBoolean
 from dbt.tests.adapter.utils.data_types.test_type_numeric import BaseTypeNumeric
 from dbt.tests.adapter.utils.data_types.test_type_string import BaseTypeString
-from dbt.tests.adapter.utils.data_types.test_type_timestamp import BaseTypeTimestamp
 
 
 def typed_expected_seed(column: str, spark_type: str) -> str:
@@ -54,10 +53,6 @@ class TestTypeNumeric(BaseTypeNumeric):
 
 
 class TestTypeString(BaseTypeString):
-    pass
-
-
-class TestTypeTimestamp(BaseTypeTimestamp):
     pass
 
 
