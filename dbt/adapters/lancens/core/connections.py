@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from dbt.adapters.contracts.connection import AdapterResponse, Connection, ConnectionState
 from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.events.types import SQLQuery
 from dbt.adapters.spark.connections import SparkConnectionManager
 from dbt.flags import get_flags
+from dbt_common.events.contextvars import get_node_info
+from dbt_common.events.functions import fire_event
 from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
+from dbt_common.utils import cast_to_str
 
 from dbt.adapters.lancens.core.credentials import LancensCredentials, redact_secrets
 from dbt.adapters.lancens.core.errors import (
@@ -28,10 +32,14 @@ _COMMENTS = re.compile(r"/\*.*?\*/|--[^\n]*", re.DOTALL)
 
 
 class SparkSqlHandle:
-    """The DB-API-shaped surface dbt's SQL connection manager expects, over `LancensRuntime.sql`."""
+    """The DB-API-shaped surface dbt's SQL connection manager expects, over `LancensRuntime.sql`.
 
-    def __init__(self, runtime: LancensRuntime) -> None:
+    `job_description` names what is running (the node's query comment); the Spark jobs of every
+    statement carry it, so the Spark UI shows which model they belong to."""
+
+    def __init__(self, runtime: LancensRuntime, job_description: Callable[[], str | None]) -> None:
         self.runtime = runtime
+        self.job_description = job_description
         self._rows: list[Any] | None = None
         self._description: list[tuple[Any, ...]] = []
 
@@ -41,6 +49,7 @@ class SparkSqlHandle:
     def execute(self, sql: str, bindings: Sequence[Any] | None = None) -> None:
         if bindings:
             raise DbtRuntimeError("dbt-lancens does not support SQL bindings; render values into the SQL")
+        self.runtime.describe_jobs(self.job_description())
         statement = sql.strip().rstrip(";")
         if not _COMMENTS.sub("", statement).strip():
             # Macros that write through the engine leave their statement empty.
@@ -145,9 +154,24 @@ class LancensConnectionManager(SparkConnectionManager):
         except Exception as exc:
             raise DbtRuntimeError(_connect_error(credentials, exc)) from exc
         _check_root(runtime, credentials)
-        connection.handle = SparkSqlHandle(runtime)
+        connection.handle = SparkSqlHandle(runtime, self.job_description)
         connection.state = ConnectionState.OPEN  # type: ignore[assignment]
         return connection
+
+    def job_description(self) -> str | None:
+        """The calling thread's query comment (dbt sets it per node), else the node being run."""
+        comment = self.query_header.comment.query_comment if self.query_header is not None else None
+        return comment or get_node_info().get("unique_id")
+
+    def model_sql(self, code: str, language: str = "sql") -> str:
+        """A model build's code made ready the way dbt runs every statement (`add_query`): the query
+        comment added (SQL only), logged as a SQLQuery event, and the Spark job description set."""
+        connection = self.get_thread_connection()
+        if language == "sql":
+            code = self._add_query_comment(code)
+        fire_event(SQLQuery(conn_name=cast_to_str(connection.name), sql=code, node_info=get_node_info()))
+        connection.handle.runtime.describe_jobs(self.job_description())
+        return code
 
     @classmethod
     def get_response(cls, cursor: Any) -> AdapterResponse:

@@ -16,7 +16,13 @@ from dbt.adapters.lancens.spark.catalog import database_name
 
 @dataclass(frozen=True, eq=False, repr=False)
 class LancensRelation(SparkRelation):
-    """A table or view in the namespace; `schema` keeps dbt's dotted form (`analytics.marts`)."""
+    """A table or view in the namespace; `schema` keeps dbt's dotted form (`analytics.marts`).
+
+    `database` is the namespace root's name (the profile's `database`): carried for dbt's cache and
+    catalog, never rendered (Spark's include policy leaves it out)."""
+
+    def __post_init__(self) -> None:
+        """dbt-spark refuses a database other than the schema; here it names the root instead."""
 
     @classmethod
     def create_from(cls, quoting: HasQuoting, relation_config: RelationConfig, **kwargs: Any) -> Self:
@@ -44,6 +50,13 @@ class LancensRelation(SparkRelation):
                 if self.quote_policy.get_part(key):
                     part = self.quoted(part)
             yield key, part
+
+    @property
+    def is_temporary_view(self) -> bool:
+        """A one-part name (dbt-spark's `make_temp_relation`): a Spark temporary view, not in the namespace.
+
+        dbt's unit tests and temporary relations build these with `create temporary view`."""
+        return not self.include_policy.schema
 
     @property
     def namespace_id(self) -> list[str]:

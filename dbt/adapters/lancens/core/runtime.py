@@ -44,6 +44,7 @@ class LancensRuntime:
     spark_files_dir: str | None = None  # Spark's console output and working files (session.py)
     lock: threading.RLock = field(default_factory=threading.RLock)
     _spark: SparkSession | None = None
+    _threads: threading.local = field(default_factory=threading.local)
 
     @property
     def spark(self) -> SparkSession:
@@ -60,13 +61,20 @@ class LancensRuntime:
         return self._spark
 
     def activate(self) -> None:
-        """Make this session the JVM's active one for the calling thread.
+        """Make this session the JVM's active one for the calling thread, with its job description.
 
         dbt runs models on several threads; Spark resolves Python data sources (`lance`) through
-        the thread's active session, which a new JVM thread does not have.
+        the thread's active session, which a new JVM thread does not have. Job descriptions are
+        Spark local properties, per thread as well.
         """
         jvm_session_class = self.spark._jvm.org.apache.spark.sql.SparkSession  # type: ignore[union-attr]
         jvm_session_class.setActiveSession(self.spark._jsparkSession)
+        self.spark.sparkContext.setJobDescription(getattr(self._threads, "job_description", None))
+
+    def describe_jobs(self, description: str | None) -> None:
+        """What the Spark UI shows for the jobs the calling thread starts from now on (dbt passes the
+        node's query comment). Applied by `activate`, so setting it never starts Spark."""
+        self._threads.job_description = description
 
     def sql(self, statement: str, pushdown: bool = False) -> DataFrame:
         """Run Spark SQL, registering namespace tables and views it needs but Spark does not know yet.

@@ -10,7 +10,9 @@ and carried out by the engine (the catalog mirror follows):
 * `CREATE [OR REPLACE] TABLE s.t AS SELECT ...`, `REPLACE TABLE s.t AS SELECT ...`: the query's
   rows written through the `lance` data source as one version (a replace is the next version)
 * `ALTER TABLE s.t ADD COLUMN[S] ...`: all-null columns through Lance schema evolution (so only
-  `DEFAULT NULL` is accepted)
+  `DEFAULT NULL` is accepted); `ALTER TABLE s.t DROP COLUMN[S] ...` and
+  `ALTER TABLE s.t ALTER COLUMN c TYPE t`: the table rewritten without / with the cast column
+* `TRUNCATE TABLE s.t`: the next version has no rows (same schema)
 
 Any other DDL goes to Spark unchanged.
 """
@@ -38,7 +40,8 @@ from dbt.adapters.lancens.statements.dml import scala_list
 
 _LEADING_COMMENTS = re.compile(r"^(?:\s+|/\*.*?\*/|--[^\n]*\n?)*", re.DOTALL)
 _CANDIDATE = re.compile(
-    r"^(drop|create\s+table|create\s+or\s+replace\s+table|replace\s+table|alter\s+table)\b", re.IGNORECASE
+    r"^(drop|create\s+table|create\s+or\s+replace\s+table|replace\s+table|alter\s+table|truncate\s+table)\b",
+    re.IGNORECASE,
 )
 # The statements applied here, with where each keeps its object's name and how many parts a
 # namespace object has (a database; database.table). Other shapes (a temporary view's one-part
@@ -51,6 +54,9 @@ _NAMES: dict[str, tuple[Callable[[Any], Any], int]] = {
     "CreateTableAsSelect": (lambda plan: plan.name().nameParts(), 2),
     "ReplaceTableAsSelect": (lambda plan: plan.name().nameParts(), 2),
     "AddColumns": (lambda plan: plan.table().multipartIdentifier(), 2),
+    "DropColumns": (lambda plan: plan.table().multipartIdentifier(), 2),
+    "AlterColumns": (lambda plan: plan.table().multipartIdentifier(), 2),
+    "TruncateTable": (lambda plan: plan.table().multipartIdentifier(), 2),
 }
 
 
@@ -78,6 +84,12 @@ def execute(runtime: LancensRuntime, plan: Any) -> None:
         _create_table(runtime, plan)
     elif kind in ("CreateTableAsSelect", "ReplaceTableAsSelect"):
         _create_table_as(runtime, plan, replace=kind == "ReplaceTableAsSelect")
+    elif kind == "DropColumns":
+        _drop_columns(runtime, plan)
+    elif kind == "AlterColumns":
+        _alter_column_types(runtime, plan)
+    elif kind == "TruncateTable":
+        _truncate(runtime, plan)
     else:
         _add_columns(runtime, plan)
 
@@ -141,6 +153,55 @@ def _add_columns(runtime: LancensRuntime, plan: Any) -> None:
         fields.append(spark_arrow_schema(struct).field(0))
     target = merge.open_target(runtime, table_id)
     schema_evolution.evolve(runtime, target, fields, [], {"dbt_lancens_statement": "ALTER TABLE ADD COLUMNS"})
+
+
+def _drop_columns(runtime: LancensRuntime, plan: Any) -> None:
+    table_id = _table_id(scala_list(plan.table().multipartIdentifier()))
+    target = merge.open_target(runtime, table_id)
+    existing = {field.name.lower() for field in target.dataset.schema}
+    names = [".".join(scala_list(column.name())) for column in scala_list(plan.columnsToDrop())]
+    missing = [name for name in names if name.lower() not in existing]
+    if missing and not plan.ifExists():
+        raise DbtRuntimeError(
+            f"ALTER TABLE {'.'.join(table_id)} DROP COLUMNS: no column {', '.join(missing)}"
+        )
+    dropped = [name for name in names if name.lower() in existing]
+    if dropped:
+        schema_evolution.evolve(
+            runtime, target, [], dropped, {"dbt_lancens_statement": "ALTER TABLE DROP COLUMNS"}
+        )
+
+
+def _alter_column_types(runtime: LancensRuntime, plan: Any) -> None:
+    """`ALTER COLUMN c TYPE t` (nothing else an ALTER COLUMN can say is a Lance change)."""
+    table_id = _table_id(scala_list(plan.table().multipartIdentifier()))
+    target = merge.open_target(runtime, table_id)
+    existing = {field.name.lower() for field in target.dataset.schema}
+    types = {}
+    for spec in scala_list(plan.specs()):
+        name = ".".join(scala_list(spec.column().name()))
+        if not spec.newDataType().isDefined() or name.lower() not in existing:
+            raise DbtRuntimeError(
+                f"ALTER TABLE {'.'.join(table_id)} ALTER COLUMN {name}: only `TYPE <type>` of an existing "
+                "column is supported on Lance tables"
+            )
+        spark_type = _python_type(
+            _char_varchar(runtime).replaceCharVarcharWithString(spec.newDataType().get())
+        )
+        types[name.lower()] = (
+            spark_arrow_schema(T.StructType([T.StructField(name, spark_type)])).field(0).type
+        )
+    schema_evolution.retype(
+        runtime, target, types, {"dbt_lancens_statement": "ALTER TABLE ALTER COLUMN TYPE"}
+    )
+
+
+def _truncate(runtime: LancensRuntime, plan: Any) -> None:
+    table_id = _table_id(scala_list(plan.table().multipartIdentifier()))
+    target = merge.open_target(runtime, table_id)
+    merge.overwrite(
+        runtime, target, target.dataset.schema.empty_table(), {"dbt_lancens_statement": "TRUNCATE TABLE"}
+    )
 
 
 def _exists_already(runtime: LancensRuntime, plan: Any, table_id: list[str]) -> bool:
