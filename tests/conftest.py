@@ -94,7 +94,8 @@ def _forget_standalone_dbt_adapters(request: pytest.FixtureRequest) -> Iterator[
     namespace root. Tests on the `project` fixture are cleaned up by that fixture instead.
     """
     yield
-    if "project" not in request.fixturenames:
+    # dbt-tests-adapter's `project` and `adapter` fixtures are class-scoped and unregister their own.
+    if not {"project", "adapter"} & set(request.fixturenames):
         from dbt.adapters.factory import reset_adapters
 
         reset_adapters()

@@ -100,7 +100,9 @@ class TestGetCatalogForSingleRelation(BaseGetCatalogForSingleRelation):
     @pytest.fixture(scope="class")
     def expected_catalog_my_seed(self, project, lancens_root: str) -> CatalogTable:
         return CatalogTable(
-            metadata=TableMetadata(type="table", schema=project.test_schema, name="my_seed"),
+            metadata=TableMetadata(
+                type="table", schema=project.test_schema, name="my_seed", database=project.database
+            ),
             columns=seed_columns(SEED_COLUMNS),
             stats=catalog_stats(lancens_root, [project.test_schema, "my_seed"]),
         )
@@ -108,7 +110,9 @@ class TestGetCatalogForSingleRelation(BaseGetCatalogForSingleRelation):
     @pytest.fixture(scope="class")
     def expected_catalog_my_view_model(self, project) -> CatalogTable:
         return CatalogTable(
-            metadata=TableMetadata(type="view", schema=project.test_schema, name="my_view_model"),
+            metadata=TableMetadata(
+                type="view", schema=project.test_schema, name="my_view_model", database=project.database
+            ),
             columns=seed_columns(SEED_COLUMNS),
             stats={"has_stats": StatsItem(**VIEW_STATS["has_stats"])},
         )

@@ -6,9 +6,16 @@ nothing of dbt, and Spark's Python workers import them on every executor. dbt-co
 worker must not pay for importing dbt.
 """
 
+import os
 from typing import Any
 
 from dbt.adapters.lancens.__version__ import version as __version__
+
+# Lance's Rust logger reads LANCE_LOG once, when pylance is imported (in the dbt process and in every
+# Spark Python worker, both of which import this package first). At its default level it prints a
+# WARN for every new table ("No existing dataset ... will be created") among dbt's lines; errors
+# still show. A user who sets LANCE_LOG keeps their level.
+os.environ.setdefault("LANCE_LOG", "error")
 
 
 def __getattr__(name: str) -> Any:

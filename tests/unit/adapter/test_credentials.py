@@ -18,7 +18,7 @@ def test_defaults_follow_the_profile_table() -> None:
     assert (creds.manifest_enabled, creds.dir_listing_enabled) == (True, True)
     assert creds.table_version_management is False
     assert creds.master == "local[*]"
-    assert creds.database is None
+    assert creds.database == "warehouse"  # the root directory's name
 
 
 def test_relative_root_resolves_against_the_project(tmp_path) -> None:
@@ -43,7 +43,7 @@ def test_bad_profiles_fail_clearly(overrides: dict, message: str) -> None:
 
 
 def test_database_may_name_the_root() -> None:
-    assert credentials(root="/data/warehouse", database="warehouse").database is None
+    assert credentials(root="/data/warehouse", database="warehouse").database == "warehouse"
 
 
 def test_secrets_are_not_part_of_the_printed_connection_info() -> None:

@@ -20,6 +20,9 @@ from dbt.adapters.lancens.core.names import (
         ("analytics", ["analytics"], "analytics"),
         ("analytics.marts", ["analytics", "marts"], "analytics__marts"),
         ("a.b_c.d1", ["a", "b_c", "d1"], "a__b_c__d1"),
+        # dbt's default audit schema: a run of underscores inside a level gets one more in Spark
+        ("analytics_dbt_test__audit", ["analytics_dbt_test__audit"], "analytics_dbt_test___audit"),
+        ("a.b___c", ["a", "b___c"], "a__b____c"),
     ],
 )
 def test_schema_maps_to_namespace_and_back(schema: str, levels: list[str], database: str) -> None:
@@ -29,7 +32,13 @@ def test_schema_maps_to_namespace_and_back(schema: str, levels: list[str], datab
     assert namespace_id(database) == levels
 
 
-@pytest.mark.parametrize("schema", ["", "a..b", "a.__b", "a._b", "a.b_", "A.b", "a.b-c", "a.b$c", "a/b"])
+def test_names_are_lower_cased() -> None:
+    assert schema_to_namespace("Analytics.Marts") == ["analytics", "marts"]
+    assert table_id("Analytics", "DailyTotals") == ["analytics", "dailytotals"]
+    assert namespace_id("Analytics__Marts") == ["analytics", "marts"]
+
+
+@pytest.mark.parametrize("schema", ["", "a..b", "a.__b", "a._b", "a.b_", "a.b-c", "a.b$c", "a/b", "a.b c"])
 def test_bad_schema_names_are_rejected_with_the_level_named(schema: str) -> None:
     with pytest.raises(DbtRuntimeError) as raised:
         schema_to_namespace(schema)
@@ -40,6 +49,24 @@ def test_table_id_validates_the_table_name() -> None:
     assert table_id("analytics.marts", "orders") == ["analytics", "marts", "orders"]
     # Only namespace levels are joined with `__`: a table name may contain it.
     assert table_id("analytics", "one_str__overwrite") == ["analytics", "one_str__overwrite"]
-    for bad in ("Orders", "a-b", "a.b", "a$b", ""):
+    for bad in ("a-b", "a.b", "a$b", "a b", ""):
         with pytest.raises(DbtRuntimeError, match=re.escape(f"Invalid table name {bad!r}")):
             table_id("analytics", bad)
+
+
+@pytest.mark.parametrize(
+    "levels", [[], ["sales"], ["sales", "eu"], ["a_b", "c1", "d"], ["a__b"], ["a___b", "c__d", "e"]]
+)
+def test_database_names_are_reversible(levels: list[str]) -> None:
+    assert namespace_id(database_name(levels)) == levels
+
+
+@pytest.mark.parametrize("bad", ["_a", "a_", "Sales", ""])
+def test_ambiguous_levels_are_rejected_by_name(bad: str) -> None:
+    with pytest.raises(ValueError, match=repr(bad)):
+        database_name(["ok", bad])
+
+
+def test_top_level_default_is_reserved_for_the_root() -> None:
+    with pytest.raises(ValueError, match="'default'"):
+        database_name(["default"])

@@ -32,3 +32,19 @@ def test_unquoted_names_must_be_identifiers(spark, tmp_path: Path) -> None:
     assert read_seed_csv(spark, path, delimiter="|", quote_columns=False).to_pylist() == [
         {"id": 1, "name": "a"}
     ]
+
+
+def test_array_cells_are_json(spark, tmp_path: Path) -> None:
+    path = _csv(tmp_path, 'id,vector\n1,"[1.5, 2]"\n2,\n3,not json\n')
+    with pytest.raises(ValueError, match=r"column 'vector' has a value that is not JSON"):
+        read_seed_csv(spark, path, column_types={"vector": "array<float>"})
+
+
+def test_timestamps_with_and_without_offsets(spark, tmp_path: Path) -> None:
+    naive = _csv(tmp_path, "at\n2024-01-02 03:04:05\n")
+    table = read_seed_csv(spark, naive, column_types={"at": "timestamp"})
+    assert str(table.column("at")[0]) == "2024-01-02 03:04:05+00:00"
+    zoned = tmp_path / "zoned.csv"
+    zoned.write_text("at\n2024-01-02T03:04:05+02:00\n")
+    table = read_seed_csv(spark, str(zoned), column_types={"at": "timestamp"})
+    assert str(table.column("at")[0]) == "2024-01-02 01:04:05+00:00"

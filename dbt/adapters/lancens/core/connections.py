@@ -3,31 +3,42 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from dbt.adapters.contracts.connection import AdapterResponse, Connection, ConnectionState
 from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.events.types import SQLQuery
 from dbt.adapters.spark.connections import SparkConnectionManager
+from dbt.flags import get_flags
+from dbt_common.events.contextvars import get_node_info
+from dbt_common.events.functions import fire_event
 from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
+from dbt_common.utils import cast_to_str
 
 from dbt.adapters.lancens.core.credentials import LancensCredentials, redact_secrets
-from dbt.adapters.lancens.core.errors import spark_error_message
+from dbt.adapters.lancens.core.errors import (
+    missing_relation_message,
+    spark_error_message,
+    storage_refusal_message,
+)
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.statements import route
 from dbt.adapters.lancens.statements.text import is_blank
 
 logger = AdapterLogger("lancens")
-# How object stores and Lance say that a request was refused for lack of permission.
-_DENIED = ("AccessDenied", "403 Forbidden", "lacked the necessary privileges", "Permission denied")
 
 
 class SparkSqlHandle:
-    """The DB-API-shaped surface dbt's SQL connection manager expects, over `LancensRuntime.sql`."""
+    """The DB-API-shaped surface dbt's SQL connection manager expects, over `LancensRuntime.sql`.
 
-    def __init__(self, runtime: LancensRuntime) -> None:
+    `job_description` names what is running (the node's query comment); the Spark jobs of every
+    statement carry it, so the Spark UI shows which model they belong to."""
+
+    def __init__(self, runtime: LancensRuntime, job_description: Callable[[], str | None]) -> None:
         self.runtime = runtime
+        self.job_description = job_description
         self._rows: list[Any] | None = None
         self._description: list[tuple[Any, ...]] = []
 
@@ -37,13 +48,14 @@ class SparkSqlHandle:
     def execute(self, sql: str, bindings: Sequence[Any] | None = None) -> None:
         if bindings:
             raise DbtRuntimeError("dbt-lancens does not support SQL bindings; render values into the SQL")
+        self.runtime.describe_jobs(self.job_description())
         statement = sql.strip().rstrip(";")
         # Macros that write through the engine leave their statement empty; DML and DDL on
         # namespace objects are carried out through the engine (statements/route.py).
         if is_blank(statement) or route.apply(self.runtime, statement):
             self._description, self._rows = [], []
             return
-        frame = self.runtime.sql(statement)
+        frame = self.runtime.sql(statement, pushdown=True)
         self._description = [
             (f.name, f.dataType.simpleString(), None, None, None, None, f.nullable)
             for f in frame.schema.fields
@@ -94,7 +106,9 @@ class LancensConnectionManager(SparkConnectionManager):
                 exc.msg = redacted
             raise
         except ns_errors.NamespaceError as exc:
-            raise DbtDatabaseError(self._redact(f"Lance namespace error {exc.code}: {exc}")) from exc
+            text = f"Lance namespace error {exc.code}: {exc}"
+            message = storage_refusal_message(exc, text, self._root())
+            raise DbtDatabaseError(self._redact(message or text)) from exc
         except (KeyboardInterrupt, SystemExit, GeneratorExit):
             raise
         except BaseException as exc:
@@ -102,33 +116,14 @@ class LancensConnectionManager(SparkConnectionManager):
             # Exception, so letting one through would kill the dbt worker thread and hang the run.
             logger.debug(f"Error while running:\n{sql}")
             text = spark_error_message(exc)
-            raise DbtDatabaseError(self._redact(self._access_denied(exc, text) or text)) from exc
+            root = self._root()
+            message = missing_relation_message(exc, root) or storage_refusal_message(exc, text, root)
+            raise DbtDatabaseError(self._redact(message or text)) from exc
 
-    def _access_denied(self, exc: BaseException, text: str) -> str | None:
-        """A message naming the root and the missing permission when the store refused a request.
-
-        Object stores answer a write the credentials may not make with AccessDenied / 403, which
-        reaches dbt as a bare `PermissionError: Access Denied` (s3fs) or deep inside a Python worker
-        traceback (Lance in a Spark task); the line that says so is kept as the detail."""
-        if not isinstance(exc, PermissionError) and not any(marker in text for marker in _DENIED):
-            return None
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        first = next((i for i, line in enumerate(lines) if any(marker in line for marker in _DENIED)), None)
-        if first is None:
-            detail = f"{type(exc).__name__}: {text}"
-        else:  # the refusing line and the store's reply that follows it, up to Spark's SQLSTATE
-            end = next(
-                (i for i in range(first + 1, len(lines)) if lines[i].startswith("SQLSTATE")), len(lines)
-            )
-            detail = " ".join(lines[first:end])
+    def _root(self) -> str:
+        """The namespace root as the profile names it (what the user configured and can change)."""
         credentials = getattr(getattr(self, "profile", None), "credentials", None)
-        root = getattr(credentials, "root", "")
-        return (
-            f"dbt-lancens: permission denied under the namespace root {root!r}: the storage refused "
-            "a request of these credentials. A root needs read and write access (on S3: "
-            "s3:GetObject, s3:ListBucket, s3:PutObject, s3:DeleteObject). "
-            f"Storage error: {detail}"
-        )
+        return str(getattr(credentials, "root", ""))
 
     def _redact(self, text: str) -> str:
         """Error text without the profile's secrets (object-store errors may echo request options)."""
@@ -142,14 +137,32 @@ class LancensConnectionManager(SparkConnectionManager):
         project_root = getattr(self.profile, "project_root", None)
         try:
             runtime = LancensRuntime.shared(
-                credentials.namespace_properties(project_root), credentials.master, credentials.spark_config
+                credentials.namespace_properties(project_root),
+                credentials.master,
+                credentials.spark_config,
+                spark_files_dir=_spark_files_dir(project_root),
             )
         except Exception as exc:
             raise DbtRuntimeError(_connect_error(credentials, exc)) from exc
         _check_root(runtime, credentials)
-        connection.handle = SparkSqlHandle(runtime)
+        connection.handle = SparkSqlHandle(runtime, self.job_description)
         connection.state = ConnectionState.OPEN  # type: ignore[assignment]
         return connection
+
+    def job_description(self) -> str | None:
+        """The calling thread's query comment (dbt sets it per node), else the node being run."""
+        comment = self.query_header.comment.query_comment if self.query_header is not None else None
+        return comment or get_node_info().get("unique_id")
+
+    def model_sql(self, code: str, language: str = "sql") -> str:
+        """A model build's code made ready the way dbt runs every statement (`add_query`): the query
+        comment added (SQL only), logged as a SQLQuery event, and the Spark job description set."""
+        connection = self.get_thread_connection()
+        if language == "sql":
+            code = self._add_query_comment(code)
+        fire_event(SQLQuery(conn_name=cast_to_str(connection.name), sql=code, node_info=get_node_info()))
+        connection.handle.runtime.describe_jobs(self.job_description())
+        return code
 
     @classmethod
     def get_response(cls, cursor: Any) -> AdapterResponse:
@@ -157,6 +170,12 @@ class LancensConnectionManager(SparkConnectionManager):
 
     def cancel(self, connection: Connection) -> None:
         connection.handle.cancel()
+
+
+def _spark_files_dir(project_root: str | None) -> str:
+    """`<dbt's log path>/spark`: Spark's console output and working files sit beside dbt's own log."""
+    log_path = getattr(get_flags(), "LOG_PATH", None) or "logs"
+    return os.path.join(project_root or os.getcwd(), str(log_path), "spark")
 
 
 def _check_root(runtime: LancensRuntime, credentials: LancensCredentials) -> None:

@@ -39,8 +39,9 @@ def redact_secrets(text: str, storage_options: Mapping[str, str]) -> str:
 class LancensCredentials(Credentials):
     """Profile keys (see the README's profile table).
 
-    `database` is not a Lance concept: a namespace root is the whole warehouse. It is accepted only
-    when it is empty or equals the root directory's name, so a relation never renders it.
+    `database` is not a Lance concept: a namespace root is the whole warehouse. It is always the root
+    directory's name (a profile may leave it out or spell it so); relations carry it, as dbt's
+    relation cache and catalog expect, and never render it in SQL.
     """
 
     root: str = ""
@@ -76,7 +77,7 @@ class LancensCredentials(Credentials):
                 f"warehouse); remove it or set it to the root's name {self.root_name!r}, "
                 f"got {self.database!r}"
             )
-        self.database = None  # type: ignore[assignment]
+        self.database = self.root_name
         self.storage_options = {str(k): str(v) for k, v in (self.storage_options or {}).items()}
         self.spark_config = {str(k): str(v) for k, v in (self.spark_config or {}).items()}
 
@@ -96,6 +97,7 @@ class LancensCredentials(Credentials):
         # storage_options is left out on purpose: it may hold credentials.
         return (
             "root",
+            "database",
             "schema",
             "manifest_enabled",
             "dir_listing_enabled",

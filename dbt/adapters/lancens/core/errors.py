@@ -7,6 +7,7 @@ import re
 from pyspark.errors import PySparkException
 
 from dbt.adapters.lancens.core.jvm import java_error_message
+from dbt.adapters.lancens.core.names import namespace_id
 
 _JAVA_FRAME = re.compile(r"^\s+at [\w.$]+\(.*\)$|^\s*\.\.\. \d+ more$")
 _RELATION_PARAM = ("relationName", "objectName", "viewName", "tableName")
@@ -49,12 +50,78 @@ def missing_database(exc: BaseException) -> str | None:
     return parts[-1] if parts else None
 
 
-def spark_start_error(exc: BaseException) -> str:
-    """Why Spark did not start, naming the usual cause (no Java 17) when that is what happened."""
+def spark_start_error(exc: BaseException, files_dir: str | None = None) -> str:
+    """Why Spark did not start, naming the usual cause (no Java 17) when that is what happened, and
+    where the JVM's own output went (it is kept off the console, see spark/session.py)."""
     text = spark_error_message(exc)
+    where = f" The JVM's output is in {files_dir}/spark.log." if files_dir else ""
     if "JAVA_GATEWAY_EXITED" in text or "Java gateway process exited" in text or "JAVA_HOME" in text:
         return (
             "dbt-lancens could not start Spark: Java 17 is required (install a JDK 17 and set "
-            f"JAVA_HOME, or put `java` on PATH). Spark said: {text}"
+            f"JAVA_HOME, or put `java` on PATH). Spark said: {text}{where}"
         )
-    return f"dbt-lancens could not start Spark: {text}"
+    return f"dbt-lancens could not start Spark: {text}{where}"
+
+
+# How file systems, object stores and Lance say that the storage refused a request, and what the
+# user can do about it. Checked in order: the first group with a marker in the error text wins.
+_REFUSALS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (
+        ("AccessDenied", "403 Forbidden", "lacked the necessary privileges", "Permission denied"),
+        "permission denied under the namespace root {root!r}: the storage refused a request of these "
+        "credentials. A root needs read and write access (on S3: s3:GetObject, s3:ListBucket, "
+        "s3:PutObject, s3:DeleteObject).",
+    ),
+    (
+        ("No space left on device", "Disk quota exceeded"),
+        "no space left under the namespace root {root!r}: free space on its file system (or its "
+        "quota), or point `root` elsewhere; nothing of this write was committed.",
+    ),
+    (
+        ("Read-only file system",),
+        "the namespace root {root!r} is on a read-only file system: point `root` at a writable "
+        "directory; nothing was written.",
+    ),
+)
+# Where in Lance's Rust source an error was raised (`, /…/writer.rs:190:9`): noise for a dbt user.
+_RUST_LOCATION = re.compile(r",?\s*\S+\.rs:\d+:\d+")
+
+
+def storage_refusal_message(exc: BaseException, text: str, root: str) -> str | None:
+    """One line naming the root, the cause and what to do when the storage refused a write.
+
+    Such errors reach dbt as a bare OSError from the dbt process (the namespace's own files) or deep
+    inside a Python worker traceback (Lance writing data files in a Spark task); the line that
+    names the refusal is kept as the detail, the traceback is dropped."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for markers, advice in _REFUSALS:
+        first = next((i for i, line in enumerate(lines) if any(m in line for m in markers)), None)
+        if first is None and not (isinstance(exc, PermissionError) and "Permission denied" in markers):
+            continue
+        if first is None:
+            detail = f"{type(exc).__name__}: {text}"
+        else:  # the refusing line and the store's reply that follows it, up to Spark's SQLSTATE
+            sqlstate = (i for i in range(first + 1, len(lines)) if lines[i].startswith("SQLSTATE"))
+            end = next(sqlstate, len(lines))
+            detail = _RUST_LOCATION.sub("", " ".join(lines[first:end]))
+        return f"dbt-lancens: {advice.format(root=root)} Storage error: {detail}"
+    return None
+
+
+def missing_relation_message(exc: BaseException, root: str) -> str | None:
+    """A missing table or view named as dbt and the namespace name it (`analytics.raw.events`),
+    not by the Spark database that mirrors the namespace (`analytics__raw`)."""
+    relation = missing_relation(exc)
+    if relation is None:
+        return None
+    database, name = relation
+    try:
+        namespace = namespace_id(database)
+    except ValueError:  # not a database this adapter made: Spark's own message says it best
+        return None
+    where = f"the namespace {'.'.join(namespace)!r}" if namespace else "the root namespace"
+    return (
+        f"dbt-lancens: {'.'.join([*namespace, name.lower()])} not found: {where} under the namespace "
+        f"root {root!r} has no table or view {name.lower()!r}. Check the source's or model's schema "
+        "and name, or build it first."
+    )

@@ -9,6 +9,7 @@ from typing import Any
 
 import agate
 from dbt.adapters.base import available
+from dbt.adapters.base.impl import BaseAdapter, ConstraintSupport
 from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.capability import Capability, CapabilityDict, CapabilitySupport, Support
 from dbt.adapters.contracts.connection import AdapterResponse
@@ -16,6 +17,7 @@ from dbt.adapters.contracts.relation import RelationConfig
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
 from dbt.artifacts.schemas.catalog import CatalogTable
+from dbt_common.contracts.constraints import ConstraintType
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lancens.__version__ import version as lancens_version
@@ -25,7 +27,7 @@ from dbt.adapters.lancens.core.connections import LancensConnectionManager
 from dbt.adapters.lancens.core.names import relation_table_id, schema_to_namespace, table_id
 from dbt.adapters.lancens.core.relation import LancensRelation
 from dbt.adapters.lancens.core.runtime import LancensRuntime
-from dbt.adapters.lancens.materializations import incremental, python_models, seeds, snapshots
+from dbt.adapters.lancens.materializations import contracts, incremental, python_models, seeds, snapshots
 from dbt.adapters.lancens.metadata import catalog, debug, docs, history, registration, relations, schemas
 
 logger = AdapterLogger("lancens")
@@ -42,10 +44,26 @@ class LancensAdapter(SparkAdapter):
     Column = LancensColumn  # type: ignore[assignment]
     ConnectionManager = LancensConnectionManager  # type: ignore[assignment]
     AdapterSpecificConfigs = LancensConfig  # type: ignore[assignment]
+    connections: LancensConnectionManager
+    # Model contracts (materializations/contracts.py): not_null and check are enforced while the rows
+    # are written; Lance has no keys, so the others come with dbt's "not enforced" warning.
+    CONSTRAINT_SUPPORT = {
+        ConstraintType.check: ConstraintSupport.ENFORCED,
+        ConstraintType.not_null: ConstraintSupport.ENFORCED,
+        ConstraintType.unique: ConstraintSupport.NOT_ENFORCED,
+        ConstraintType.primary_key: ConstraintSupport.NOT_ENFORCED,
+        ConstraintType.foreign_key: ConstraintSupport.NOT_ENFORCED,
+    }
 
     @classmethod
     def type(cls) -> str:
         return "lancens"
+
+    @classmethod
+    def quote(cls, identifier: str) -> str:  # type: ignore[override]
+        """Spark's backticks. A classmethod, as dbt's constraint rendering calls `cls.quote`
+        (dbt-spark's instance method fails there for a column with `quote: true`)."""
+        return f"`{identifier}`"
 
     # -- the process's Spark session and namespace -------------------------------------------------
     @property
@@ -69,10 +87,15 @@ class LancensAdapter(SparkAdapter):
 
     # -- relations ----------------------------------------------------------------------------------
     def list_relations_without_caching(self, schema_relation: BaseRelation) -> list[BaseRelation]:
+        namespace_id = schema_to_namespace(schema_relation.schema or "")
         found: list[BaseRelation] = [
-            *relations.list_relations(self.runtime, schema_to_namespace(schema_relation.schema or ""))
+            *relations.list_relations(self.runtime, self.config.credentials.database, namespace_id)
         ]
         return found
+
+    def get_relation(self, database: str, schema: str, identifier: str) -> BaseRelation | None:
+        """dbt's lookup with the database kept (dbt-spark drops it; here it names the root)."""
+        return BaseAdapter.get_relation(self, database, schema, identifier)
 
     def get_columns_in_relation(self, relation: BaseRelation) -> list[LancensColumn]:  # type: ignore[override]
         return relations.columns_of(self.runtime, relation)  # type: ignore[arg-type]
@@ -106,15 +129,29 @@ class LancensAdapter(SparkAdapter):
         name = relation.identifier or ""
         self._require_publish_hooks(runtime)
         with self.connections.exception_handler(compiled_code):
+            code = self.connections.model_sql(compiled_code, language)
             if language == "python":
-                frame = python_models.run_python_model(runtime, compiled_code, name)
+                frame = python_models.run_python_model(runtime, code, name)
             else:
-                frame = runtime.sql(compiled_code)
+                frame = runtime.sql(code, pushdown=True)
             version = writes.write_frame(
                 runtime, table_id(relation.schema or "", name), frame, mode, _provenance(provenance)
             )
         self.cache_added(relation.incorporate(type="table"))
         return AdapterResponse(_message=f"OK (version {version})", rows_affected=None)
+
+    @available
+    def enforce_contract(
+        self, compiled_code: str, columns: dict[str, Any], constraints: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """A contracted model's checked SELECT and NOT NULL columns (materializations/contracts.py).
+
+        dbt's own constraint rendering runs first: it fires dbt's warnings for the constraint types
+        `CONSTRAINT_SUPPORT` marks as not enforced."""
+        self.render_raw_columns_constraints(columns)
+        self.render_raw_model_constraints(constraints)
+        contract = contracts.contract_of(columns, constraints, self.quote)
+        return {"code": contract.checked_select(compiled_code), "not_null": list(contract.not_null)}
 
     @available
     def load_seed(
@@ -125,12 +162,17 @@ class LancensAdapter(SparkAdapter):
         delimiter: str = ",",
         provenance: dict[str, Any] | None = None,
         quote_columns: bool | None = None,
+        empty: bool = False,
     ) -> AdapterResponse:
-        """Load a seed CSV through Arrow as the table's next version (one commit)."""
+        """Load a seed CSV through Arrow as the table's next version (one commit).
+
+        `empty` (`dbt build --empty`): the CSV's columns and types, no rows."""
         runtime = self.runtime
         self._require_publish_hooks(runtime)
         with self.connections.exception_handler(f"load seed {csv_path}"):
             data = seeds.read_seed_csv(runtime.spark, csv_path, column_types, delimiter, quote_columns)
+            if empty:
+                data = data.slice(0, 0)
             version = writes.write_arrow(runtime, relation.table_id, data, _provenance(provenance))
         self.cache_added(relation.incorporate(type="table"))
         rows = data.num_rows
@@ -152,7 +194,7 @@ class LancensAdapter(SparkAdapter):
         """Create or replace a view in Spark and record it (SQL and what it reads) in the namespace."""
         runtime = self.runtime
         with self.connections.exception_handler(compiled_code):
-            runtime.sql(f"CREATE OR REPLACE VIEW {relation} AS {compiled_code}")
+            runtime.sql(self.connections.model_sql(f"CREATE OR REPLACE VIEW {relation} AS {compiled_code}"))
             runtime.namespace.create_view(
                 relation.table_id,
                 compiled_code,
@@ -183,14 +225,14 @@ class LancensAdapter(SparkAdapter):
         catalog_relations = self._get_catalog_relations(relation_configs)
         wanted_schemas = {relation.schema for relation in catalog_relations if relation.schema}
         found, failures = catalog.read_catalog(self.runtime, schemas=wanted_schemas)
-        return catalog.catalog_table(found), failures
+        return catalog.catalog_table(found, self.config.credentials.database), failures
 
     def get_catalog_by_relations(
         self, used_schemas: frozenset[tuple[str, str]], relations: set[BaseRelation]
     ) -> tuple[agate.Table, list[Exception]]:
         wanted = [(r.schema, r.identifier) for r in relations if r.schema and r.identifier]
         found, failures = catalog.read_catalog(self.runtime, relations=wanted)
-        return catalog.catalog_table(found), failures
+        return catalog.catalog_table(found, self.config.credentials.database), failures
 
     @available
     def catalog_rows(
@@ -202,11 +244,13 @@ class LancensAdapter(SparkAdapter):
             found, failures = catalog.read_catalog(self.runtime, schemas=schemas, relations=wanted)
             if failures:
                 raise failures[0]
-        return catalog.catalog_table(found)
+        return catalog.catalog_table(found, self.config.credentials.database)
 
     def get_catalog_for_single_relation(self, relation: BaseRelation) -> CatalogTable | None:
         with self.connections.exception_handler(f"catalog of {relation}"):
-            return catalog.single_relation(self.runtime, relation.schema or "", relation.identifier or "")
+            return catalog.single_relation(
+                self.runtime, relation.database, relation.schema or "", relation.identifier or ""
+            )
 
     @available
     def persist_relation_docs(
@@ -247,7 +291,7 @@ class LancensAdapter(SparkAdapter):
         table = relation_table_id(relation)
         with self.connections.exception_handler(f"deregister_table {relation}"):
             location = registration.deregister_table(self.runtime, table)
-        self.cache.drop(self.Relation.create(schema=".".join(table[:-1]), identifier=table[-1]))
+        self._forget_cached(table)
         return location
 
     @available
@@ -255,8 +299,16 @@ class LancensAdapter(SparkAdapter):
         table = relation_table_id(relation)
         with self.connections.exception_handler(f"drop_table {relation}"):
             location = registration.drop_table(self.runtime, table, purge)
-        self.cache.drop(self.Relation.create(schema=".".join(table[:-1]), identifier=table[-1]))
+        self._forget_cached(table)
         return location
+
+    def _forget_cached(self, table: list[str]) -> None:
+        schema, identifier = ".".join(table[:-1]), table[-1]
+        self.cache.drop(
+            self.Relation.create(
+                database=self.config.credentials.database, schema=schema, identifier=identifier
+            )
+        )
 
     @available
     def list_table_versions(self, relation: Any) -> list[dict[str, Any]]:
@@ -280,10 +332,17 @@ class LancensAdapter(SparkAdapter):
             return history.at_version(self.runtime, relation_table_id(relation), version)
 
     @available
-    def begin_atomic_publish(self, requested_by_var: Any, invocation_id: str) -> bool:
-        """on-run-start: stage this run's writes when the profile or the project var asks for it."""
+    def begin_atomic_publish(
+        self, requested_by_var: Any, invocation_id: str, documented: list[str] | None = None
+    ) -> bool:
+        """on-run-start: stage this run's writes when the profile or the project var asks for it.
+
+        `documented` are the selected table nodes with persist_docs, which an atomic run refuses
+        before anything is written (docs.refuse_atomic_persist_docs says why)."""
         by_var = str(requested_by_var).lower() in ("true", "1", "yes")
         enabled = self.config.credentials.atomic_publish or by_var
+        if enabled:
+            docs.refuse_atomic_persist_docs(documented or [])
         with self._hook_connection(), self.connections.exception_handler("begin atomic publish"):
             if enabled:
                 publish.begin(self.runtime, invocation_id)
@@ -327,7 +386,8 @@ class LancensAdapter(SparkAdapter):
         """Apply an incremental run's result to the existing table as its next Lance version."""
         runtime = self.runtime
         with self.connections.exception_handler(compiled_code):
-            frame = incremental.model_frame(runtime, compiled_code, language, relation.identifier or "")
+            code = self.connections.model_sql(compiled_code, language)
+            frame = incremental.model_frame(runtime, code, language, relation.identifier or "")
             spec_ = incremental.Spec(**spec)
             version, rows = incremental.apply(
                 runtime, relation.table_id, str(relation), frame, spec_, _provenance(provenance)
@@ -345,7 +405,12 @@ class LancensAdapter(SparkAdapter):
         """Apply dbt's snapshot staging rows (inserts, closed records) to the snapshot in one commit."""
         with self.connections.exception_handler(staging_sql):
             version, rows = snapshots.merge_staging(
-                self.runtime, relation.table_id, str(relation), staging_sql, columns, _provenance(provenance)
+                self.runtime,
+                relation.table_id,
+                str(relation),
+                self.connections.model_sql(staging_sql),
+                columns,
+                _provenance(provenance),
             )
         return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
 

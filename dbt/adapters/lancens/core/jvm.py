@@ -16,11 +16,13 @@ from pyspark.sql import types as T
 from dbt.adapters.lancens.statements import plans
 
 
-def activate(spark: SparkSession) -> None:
+def activate(spark: SparkSession, job_description: str | None) -> None:
     """Make `spark` the JVM's active session for the calling thread (Python data sources resolve
-    through it, and a new dbt thread has none)."""
+    through it, and a new dbt thread has none), and name the jobs the thread starts (a Spark local
+    property, per thread as well)."""
     jvm_session_class = spark._jvm.org.apache.spark.sql.SparkSession  # type: ignore[union-attr]
     jvm_session_class.setActiveSession(spark._jsparkSession)
+    spark.sparkContext.setJobDescription(job_description)  # type: ignore[arg-type]
 
 
 def java_error_message(exc: BaseException) -> str | None:
@@ -74,9 +76,31 @@ def parse_statement(spark: SparkSession, statement: str) -> plans.Statement | No
             default = column.default().get().originalSQL() if column.default().isDefined() else None
             columns.append(plans.AddColumn(T.StructField(column.colName(), spark_type), default))
         return plans.AddColumns(name, columns)
+    if kind in ("DropColumns", "AlterColumns", "TruncateTable"):
+        return _table_change(spark, plan, kind)
     if kind in ("UpdateTable", "DeleteFromTable"):
         return _row_level(plan, kind)
     return None
+
+
+def _table_change(spark: SparkSession, plan: Any, kind: str) -> plans.Statement | None:
+    """DROP COLUMNS, ALTER COLUMN ... TYPE and TRUNCATE TABLE of a database.table."""
+    name = _strings(plan.table().multipartIdentifier())
+    if len(name) != 2:
+        return None
+    if kind == "TruncateTable":
+        return plans.Truncate(name)
+    if kind == "DropColumns":
+        columns = [".".join(_strings(column.name())) for column in _scala_list(plan.columnsToDrop())]
+        return plans.DropColumns(name, columns, bool(plan.ifExists()))
+    types: list[tuple[str, T.DataType | None]] = []
+    for spec in _scala_list(plan.specs()):
+        new_type = spec.newDataType()
+        spark_type = None
+        if new_type.isDefined():
+            spark_type = _python_type(_char_varchar(spark).replaceCharVarcharWithString(new_type.get()))
+        types.append((".".join(_strings(spec.column().name())), spark_type))
+    return plans.AlterColumnTypes(name, types)
 
 
 def _row_level(plan: Any, kind: str) -> plans.RowLevel | None:

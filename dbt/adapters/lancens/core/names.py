@@ -3,9 +3,15 @@
 A dbt schema is a namespace path written with dots: `analytics.marts` is the namespace
 `["analytics", "marts"]`. A model is a table in that namespace. In Spark SQL the namespace is a
 database whose name joins the levels with `__` (`analytics__marts`); the root namespace is Spark's
-`default` database. To keep that mapping reversible a level is lower case (Spark lower-cases
-database names), uses letters, digits and single underscores, does not start or end with `_`, and
-the first level is not `default`.
+`default` database, so the first level is not `default`. A level uses letters, digits and
+underscores and does not start or end with `_`; a run of two or more underscores inside a level
+(dbt's `dbt_test__audit`) gets one more in the database name (`a_dbt_test___audit`), so exactly
+two always separate levels and the mapping stays reversible.
+
+Case: names are case-insensitive, as Spark SQL resolves them. A dbt name maps to its lower-cased
+identifier (`DailyTotals.sql` is the table `dailytotals`, `+schema: Marts` the level `marts`), and
+that is the id every Lance tool sees in `__manifest`. Two dbt names that differ only in case are
+one table, as they are one table for Spark.
 """
 
 from __future__ import annotations
@@ -19,6 +25,10 @@ SEPARATOR = "__"
 ROOT_DATABASE = "default"
 _LEVEL = re.compile(r"^[a-z0-9](?:[a-z0-9_]*[a-z0-9])?$")
 _TABLE = re.compile(r"^[a-z0-9_]+$")
+# Inside a level, a run of n >= 2 underscores is written with n + 1: a run of exactly two is a separator.
+_LEVEL_RUN = re.compile(r"_{2,}")
+_ESCAPED_RUN = re.compile(r"_{3,}")
+_SEPARATOR_RUN = re.compile(r"(?<!_)__(?!_)")
 
 
 class InvalidNameError(DbtRuntimeError, ValueError):
@@ -26,28 +36,30 @@ class InvalidNameError(DbtRuntimeError, ValueError):
 
 
 def validate_level(level: str, what: str = "schema level", position: int = 1) -> str:
-    """One namespace level; `position` 0 is the top level, which may not be `default`."""
-    if not _LEVEL.match(level) or SEPARATOR in level:
+    """One namespace level, lower-cased; `position` 0 is the top level, which may not be `default`."""
+    normalized = level.lower()
+    if not _LEVEL.match(normalized):
         raise InvalidNameError(
-            f"Invalid {what} {level!r}: dbt-lancens schema levels use lower-case letters, digits and "
-            "single underscores (no leading, trailing or double underscore), because namespace "
-            f"levels are joined with {SEPARATOR!r} in Spark database names"
+            f"Invalid {what} {level!r}: dbt-lancens schema levels use letters, digits and "
+            "underscores, and do not start or end with an underscore, because each level is part "
+            "of a Spark database name"
         )
-    if position == 0 and level == ROOT_DATABASE:
+    if position == 0 and normalized == ROOT_DATABASE:
         raise InvalidNameError(
             f"Invalid {what} {level!r}: {ROOT_DATABASE!r} is the Spark database of the root namespace"
         )
-    return level
+    return normalized
 
 
 def validate_table_name(name: str) -> str:
-    """A table name: one Spark identifier (lower case, as Spark resolves names case-insensitively)."""
-    if not _TABLE.match(name):
+    """A table name, lower-cased: one Spark identifier that Spark SQL can name unquoted."""
+    normalized = name.lower()
+    if not _TABLE.match(normalized):
         raise InvalidNameError(
-            f"Invalid table name {name!r}: dbt-lancens table names use lower-case letters, digits "
-            "and underscores, so Spark SQL can name them unquoted"
+            f"Invalid table name {name!r}: dbt-lancens table names use letters, digits and "
+            "underscores, so Spark SQL can name them unquoted"
         )
-    return name
+    return normalized
 
 
 def schema_to_namespace(schema: str) -> list[str]:
@@ -76,20 +88,26 @@ def relation_table_id(relation: object) -> list[str]:
 
 
 def database_name(namespace_id: Sequence[str]) -> str:
-    """The Spark database of a namespace (levels joined by `__`; the root is `default`)."""
+    """The Spark database of a namespace (levels joined by `__`; the root is `default`).
+
+    `namespace_id` is an id as the namespace stores it: lower case (Spark lower-cases database
+    names, so an upper-case level could not be read back)."""
     for position, level in enumerate(namespace_id):
-        validate_level(level, "namespace level", position)
-    return SEPARATOR.join(namespace_id) if namespace_id else ROOT_DATABASE
+        if validate_level(level, "namespace level", position) != level:
+            raise InvalidNameError(f"Invalid namespace level {level!r}: namespace ids are lower case")
+    escaped = (_LEVEL_RUN.sub(lambda run: run.group() + "_", level) for level in namespace_id)
+    return SEPARATOR.join(escaped) if namespace_id else ROOT_DATABASE
 
 
 def namespace_id(database: str) -> list[str]:
-    """The namespace a Spark database mirrors; inverse of `database_name`."""
-    if database.lower() == ROOT_DATABASE:
+    """The namespace a Spark database mirrors; inverse of `database_name`. Spark database names are
+    case-insensitive, so `Sales__EU` is `["sales", "eu"]`."""
+    database = database.lower()
+    if database == ROOT_DATABASE:
         return []
-    levels = database.split(SEPARATOR)
-    for position, level in enumerate(levels):
-        validate_level(level, "database name level", position)
-    return levels
+    parts = _SEPARATOR_RUN.split(database)
+    levels = [_ESCAPED_RUN.sub(lambda run: run.group()[1:], part) for part in parts]
+    return [validate_level(level, "database name level", i) for i, level in enumerate(levels)]
 
 
 def quote(identifier: str) -> str:

@@ -4,16 +4,43 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any, Self
 
-from dbt.adapters.contracts.relation import ComponentName
+from dbt.adapters.contracts.relation import ComponentName, HasQuoting, RelationConfig
 from dbt.adapters.spark.relation import SparkRelation
+from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
-from dbt.adapters.lancens.core.names import database_name, schema_to_namespace
+from dbt.adapters.lancens.core.names import database_name, schema_to_namespace, table_id
 
 
 @dataclass(frozen=True, eq=False, repr=False)
 class LancensRelation(SparkRelation):
-    """A table or view in the namespace; `schema` keeps dbt's dotted form (`analytics.marts`)."""
+    """A table or view in the namespace; `schema` keeps dbt's dotted form (`analytics.marts`).
+
+    `database` is the namespace root's name (the profile's `database`): carried for dbt's cache and
+    catalog, never rendered (Spark's include policy leaves it out)."""
+
+    def __post_init__(self) -> None:
+        """dbt-spark refuses a database other than the schema; here it names the root instead."""
+
+    @classmethod
+    def create_from(cls, quoting: HasQuoting, relation_config: RelationConfig, **kwargs: Any) -> Self:
+        """The relation of a dbt node (model, seed, snapshot, source, stored test failures).
+
+        dbt calls this when it parses the project, so a schema or alias that cannot name a
+        namespace table fails there, naming the node, before any connection or Spark starts."""
+        relation = super().create_from(quoting, relation_config, **kwargs)
+        if relation.type != cls.CTE:
+            try:
+                relation.table_id  # noqa: B018 - validates every schema level and the table name
+            except DbtRuntimeError as exc:
+                is_source = getattr(relation_config, "resource_type", None) == "source"
+                what = "identifier" if is_source else "alias"
+                raise CompilationError(
+                    f"{exc.msg} (schema {relation.schema!r}, {what} {relation.identifier!r})",
+                    node=relation_config,
+                ) from exc
+        return relation
 
     def _render_iterator(self) -> Iterator[tuple[ComponentName | None, str | None]]:
         for key, part in super()._render_iterator():
@@ -24,12 +51,20 @@ class LancensRelation(SparkRelation):
             yield key, part
 
     @property
+    def is_temporary_view(self) -> bool:
+        """A one-part name (dbt-spark's `make_temp_relation`): a Spark temporary view, not in the namespace.
+
+        dbt's unit tests and temporary relations build these with `create temporary view`."""
+        return not self.include_policy.schema
+
+    @property
     def namespace_id(self) -> list[str]:
         return schema_to_namespace(self.schema or "")
 
     @property
     def table_id(self) -> list[str]:
-        return [*self.namespace_id, self.identifier or ""]
+        """The namespace id (lower-cased, see `names`); raises for a name no table can have."""
+        return table_id(self.schema or "", self.identifier or "")
 
     @property
     def spark_database(self) -> str:

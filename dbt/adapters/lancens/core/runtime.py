@@ -29,6 +29,7 @@ from dbt.adapters.lancens.core.session_catalog import SessionCatalog
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
 from dbt.adapters.lancens.spark import get_or_create_session
+from dbt.adapters.lancens.spark.pushdown import sql_with_pushdown
 
 # Each retry registers one more relation; a query reading more than this many unknown relations
 # is unusual enough to stop rather than loop.
@@ -50,6 +51,7 @@ class LancensRuntime:
     namespace: DirectoryNamespace
     master: str = "local[*]"
     spark_config: dict[str, str] = field(default_factory=dict)
+    spark_files_dir: str | None = None  # Spark's console output and working files (session.py)
     lock: threading.RLock = field(default_factory=threading.RLock)
     # The atomic-publish run of this process, between its on-run-start and on-run-end hooks.
     publisher: RunPublisher | None = None
@@ -58,13 +60,18 @@ class LancensRuntime:
     version_management_on: bool = False
     _spark: SparkSession | None = None
     _catalog: SessionCatalog | None = None
+    _threads: threading.local = field(default_factory=threading.local)
 
     _shared: ClassVar[dict[tuple[tuple[str, str], ...], LancensRuntime]] = {}
     _shared_lock: ClassVar[threading.Lock] = threading.Lock()
 
     @classmethod
     def shared(
-        cls, namespace_properties: dict[str, str], master: str, spark_config: dict[str, str]
+        cls,
+        namespace_properties: dict[str, str],
+        master: str,
+        spark_config: dict[str, str],
+        spark_files_dir: str | None = None,
     ) -> LancensRuntime:
         """The runtime for these settings, created once per process (a JVM hosts one SparkContext)."""
         key = tuple(sorted(namespace_properties.items()))
@@ -75,6 +82,7 @@ class LancensRuntime:
                     namespace=DirectoryNamespace.from_properties(namespace_properties),
                     master=master,
                     spark_config=dict(spark_config),
+                    spark_files_dir=spark_files_dir,
                 )
                 cls._shared[key] = runtime
             return runtime
@@ -85,9 +93,11 @@ class LancensRuntime:
             with self.lock:
                 if self._spark is None:
                     try:
-                        self._spark = get_or_create_session(master=self.master, config=self.spark_config)
+                        self._spark = get_or_create_session(
+                            master=self.master, config=self.spark_config, files_dir=self.spark_files_dir
+                        )
                     except Exception as exc:
-                        raise SparkStartError(spark_start_error(exc)) from exc
+                        raise SparkStartError(spark_start_error(exc, self.spark_files_dir)) from exc
                     _quiet_query_context_loggers()
         return self._spark
 
@@ -106,20 +116,31 @@ class LancensRuntime:
                     )
         return self._catalog
 
-    def sql(self, statement: str) -> DataFrame:
+    def sql(self, statement: str, pushdown: bool = False) -> DataFrame:
         """Run Spark SQL: the one entry for every statement the adapter runs.
 
         Namespace tables and views the statement needs but Spark does not know yet are registered
-        and the statement analysed again."""
+        and the statement analysed again. `pushdown`: push filters into Lance for the tables the
+        query scans once (spark/pushdown.py). Only for a frame the caller executes once: a later
+        query on the same frame with other filters would reuse the relation's planned reader
+        (PySpark 4.3)."""
+        if pushdown:
+            return self._resolving(lambda: sql_with_pushdown(self.spark, statement))
         return self._resolving(lambda: self.spark.sql(statement))
 
     def activate(self) -> None:
-        """Make this session the active one for the calling thread.
+        """Make this session the active one for the calling thread, with its job description.
 
         dbt runs models on several threads; Spark resolves Python data sources (`lance`) through
-        the thread's active session, which a new JVM thread does not have.
+        the thread's active session, which a new JVM thread does not have. Job descriptions are
+        Spark local properties, per thread as well.
         """
-        jvm.activate(self.spark)
+        jvm.activate(self.spark, getattr(self._threads, "job_description", None))
+
+    def describe_jobs(self, description: str | None) -> None:
+        """What the Spark UI shows for the jobs the calling thread starts from now on (dbt passes the
+        node's query comment). Applied by `activate`, so setting it never starts Spark."""
+        self._threads.job_description = description
 
     def _resolving(self, analyse: Callable[[], DataFrame]) -> DataFrame:
         """Call `analyse`, registering each missing relation it reports and trying again."""
@@ -137,8 +158,8 @@ class LancensRuntime:
         try:
             relation = missing_relation(exc)
             if relation is not None:
-                database, name = relation
-                return self.register_relation(namespace_id(database), name)
+                database, name = relation  # as the SQL spelled them; namespace ids are lower case
+                return self.register_relation(namespace_id(database), name.lower())
             missing = missing_database(exc)
             if missing is not None and self.namespace.namespace_exists(namespace_id(missing)):
                 self.catalog.ensure_database(namespace_id(missing))

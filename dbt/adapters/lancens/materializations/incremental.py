@@ -72,7 +72,7 @@ def model_frame(runtime: LancensRuntime, compiled_code: str, language: str, name
     """The model's result as a Spark DataFrame (SQL, or a Python model run in-process)."""
     if language == "python":
         return python_models.run_python_model(runtime, compiled_code, name)
-    return runtime.sql(compiled_code)
+    return runtime.sql(compiled_code, pushdown=True)
 
 
 def _require_key_columns(spec: Spec, source: pa.Schema, target: pa.Schema) -> None:

@@ -7,6 +7,8 @@ registered in Spark's catalog on first use, exactly as for SQL models.
 
 from __future__ import annotations
 
+import sys
+import warnings
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -16,16 +18,24 @@ from dbt.adapters.lancens.core.runtime import LancensRuntime
 
 def run_python_model(runtime: LancensRuntime, compiled_code: str, model_name: str) -> DataFrame:
     """Execute the compiled model and return its result as a Spark DataFrame."""
-    scope: dict[str, Any] = {"__name__": f"dbt_python_model_{model_name}"}
+    # `spark` is a global of the model's module too, as on Databricks and in dbt-spark's models.
+    scope: dict[str, Any] = {"__name__": f"dbt_python_model_{model_name}", "spark": runtime.spark}
     exec(compile(compiled_code, f"<dbt python model {model_name}>", "exec"), scope)
     dbt = scope["dbtObj"](lambda name: runtime.sql(f"SELECT * FROM {name}"))
     return to_spark_frame(runtime, scope["model"](dbt, runtime.spark), model_name)
 
 
 def to_spark_frame(runtime: LancensRuntime, result: Any, model_name: str) -> DataFrame:
-    """Accept what a model may return: a Spark DataFrame, a pandas DataFrame or an Arrow table."""
+    """Accept what a model may return: a Spark DataFrame, a pandas-on-Spark DataFrame
+    (`df.pandas_api()`), a pandas DataFrame or an Arrow table. Indexes are not columns."""
     if isinstance(result, DataFrame):
         return result
+    # A pandas-on-Spark frame can only exist once its module is loaded: no import cost otherwise.
+    pandas_on_spark = sys.modules.get("pyspark.pandas")
+    if pandas_on_spark is not None and isinstance(result, pandas_on_spark.DataFrame):
+        with warnings.catch_warnings():  # dropping the index is the rule here, not news to the user
+            warnings.filterwarnings("ignore", message=".*index_col.*")
+            return result.to_spark()  # stays distributed; the index is dropped, as for pandas below
     import pandas as pd
     import pyarrow as pa
 
@@ -35,5 +45,5 @@ def to_spark_frame(runtime: LancensRuntime, result: Any, model_name: str) -> Dat
         return runtime.spark.createDataFrame(pa.Table.from_pandas(result, preserve_index=False))
     raise TypeError(
         f"Python model {model_name!r} returned {type(result).__name__}; return a Spark DataFrame, "
-        "a pandas DataFrame or a pyarrow Table"
+        "a pandas-on-Spark DataFrame, a pandas DataFrame or a pyarrow Table"
     )

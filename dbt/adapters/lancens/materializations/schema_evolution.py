@@ -5,7 +5,8 @@
 * Dropping columns rewrites the remaining columns (streamed, not loaded) as an `Overwrite`:
   Lance's own `drop_columns` commits by itself (outside the engine), and its `Project` operation
   needs field ids a pyarrow schema cannot carry. History is kept: older versions still hold the
-  dropped columns.
+  dropped columns. Changing a column's type (`ALTER TABLE ... ALTER COLUMN ... TYPE`) is the same
+  rewrite with the column cast.
 
 Either way the change is one commit through the table write's one commit path, made before the
 run's data commit: a run that changes the schema costs two versions, every other run one. Spark's
@@ -41,6 +42,13 @@ def evolve(
     return _rewrite(target, added, drop, properties)
 
 
+def retype(target: TableWrite, types: dict[str, pa.DataType], properties: dict[str, str]) -> TableWrite:
+    """Change column types (keyed by lower-cased name) in one rewritten version; values are cast
+    with Arrow's safe cast, so a value the new type cannot hold fails the change."""
+    target.refuse_if_staging("a column type change")
+    return _rewrite(target, [], [], properties, types)
+
+
 def _add_in_place(target: TableWrite, added: list[pa.Field], properties: dict[str, str]) -> TableWrite:
     dataset = target.current
     fragments = [fragment.metadata for fragment in dataset.get_fragments()]
@@ -49,17 +57,23 @@ def _add_in_place(target: TableWrite, added: list[pa.Field], properties: dict[st
 
 
 def _rewrite(
-    target: TableWrite, added: list[pa.Field], drop: list[str], properties: dict[str, str]
+    target: TableWrite,
+    added: list[pa.Field],
+    drop: list[str],
+    properties: dict[str, str],
+    types: dict[str, pa.DataType] | None = None,
 ) -> TableWrite:
     dataset = target.current
     dropped = {name.lower() for name in drop}
-    kept = [field for field in dataset.schema if field.name.lower() not in dropped]
+    read = [field for field in dataset.schema if field.name.lower() not in dropped]
+    kept = [field.with_type((types or {}).get(field.name.lower(), field.type)) for field in read]
     schema = pa.schema([*kept, *added])
 
     def batches() -> Iterator[pa.RecordBatch]:
-        for batch in dataset.scanner(columns=[field.name for field in kept]).to_batches():
+        for batch in dataset.scanner(columns=[field.name for field in read]).to_batches():
+            columns = [column.cast(field.type) for column, field in zip(batch.columns, kept, strict=True)]
             nulls = [pa.nulls(batch.num_rows, field.type) for field in added]
-            yield pa.RecordBatch.from_arrays([*batch.columns, *nulls], schema=schema)
+            yield pa.RecordBatch.from_arrays([*columns, *nulls], schema=schema)
 
     fragments = target.write_fragments(
         pa.RecordBatchReader.from_batches(schema, batches()), schema, mode="overwrite"

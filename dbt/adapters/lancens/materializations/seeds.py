@@ -2,16 +2,21 @@
 
 pyarrow's CSV reader handles quotes, delimiters and newlines inside quoted fields. An empty field
 is NULL and a quoted empty field (`""`) is the empty string. `column_types` are Spark SQL type
-names, as in any dbt-spark project. The whole file is parsed before anything is written, so a
-malformed file fails naming itself and leaves the table at its current version.
+names, as in any dbt-spark project (`timestamp`, `decimal(10,2)`, `array<float>`, ...). Text is read
+as Spark's CAST reads it: a `timestamp` without a zone offset is in the session time zone (UTC), a
+`date` may carry a time of day; an `array`, `map` or `struct` cell is JSON. The whole file is parsed
+before anything is written, so a malformed file fails naming itself and leaves the table at its
+current version.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import re
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 from dbt_common.exceptions import CompilationError
 from pyspark.sql import SparkSession
@@ -51,10 +56,7 @@ def read_seed_csv(
     """Parse the seed file into an Arrow table whose types Spark reads back as dbt-spark would."""
     check_delimiter(delimiter)
     declared = {name: _arrow_type(spark, name, type_name) for name, type_name in (column_types or {}).items()}
-    # A `date` column may hold date-times (Spark's CAST to date keeps the day); pyarrow's date
-    # parser refuses them, so such columns are parsed as timestamps and cut to the day below.
-    dates = {name for name, kind in declared.items() if pa.types.is_date32(kind)}
-    parse_types = {name: pa.timestamp("s") if name in dates else kind for name, kind in declared.items()}
+    parse_types = {name: _csv_type(kind) for name, kind in declared.items()}
     try:
         table = pacsv.read_csv(
             path,
@@ -79,10 +81,42 @@ def read_seed_csv(
     unknown = sorted(set(declared) - set(table.column_names))
     if unknown:
         raise ValueError(f"Seed {path}: column_types names columns the file does not have: {unknown}")
-    for name in dates:
-        index = table.column_names.index(name)
-        table = table.set_column(index, name, table.column(name).cast(pa.date32(), safe=False))
+    for name, kind in declared.items():
+        if parse_types[name] != kind:
+            index = table.column_names.index(name)
+            table = table.set_column(index, name, _convert(path, name, table.column(name), kind))
     return _spark_friendly(table, set(declared))
+
+
+def _csv_type(kind: pa.DataType) -> pa.DataType:
+    """The type pyarrow's CSV reader parses a declared column as; `_convert` finishes the others.
+
+    pyarrow refuses a date-time in a date column (Spark's CAST keeps the day), naive text in a
+    zoned timestamp column (Spark reads it in the session time zone), and nested types."""
+    if pa.types.is_date32(kind):
+        return pa.timestamp("s")
+    if pa.types.is_timestamp(kind) and kind.tz is not None:
+        return pa.string()
+    if pa.types.is_nested(kind):
+        return pa.string()
+    return kind
+
+
+def _convert(path: str, name: str, column: pa.ChunkedArray, kind: pa.DataType) -> pa.ChunkedArray:
+    """A column parsed as `_csv_type(kind)`, converted to `kind`; a bad value fails naming it."""
+    try:
+        if pa.types.is_date32(kind):
+            return column.cast(pa.date32(), safe=False)
+        if pa.types.is_timestamp(kind):
+            try:  # every value carries a zone offset
+                return pc.cast(column, kind)
+            except pa.ArrowInvalid:  # naive text: in UTC, the session time zone
+                return pc.cast(pc.cast(column, pa.timestamp(kind.unit)), kind)
+        values = [None if text is None else json.loads(text) for text in column.to_pylist()]
+        return pa.chunked_array([pa.array(values, type=kind)])
+    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError, TypeError) as exc:
+        what = "JSON" if pa.types.is_nested(kind) else str(kind)
+        raise ValueError(f"Seed {path}: column {name!r} has a value that is not {what}: {exc}") from exc
 
 
 def _header_only(path: str, delimiter: str) -> list[str] | None:
@@ -94,7 +128,8 @@ def _header_only(path: str, delimiter: str) -> list[str] | None:
 
 def _arrow_type(spark: SparkSession, column: str, type_name: str) -> pa.DataType:
     try:
-        return to_arrow_type(DataType.fromDDL(type_name))
+        # A Spark `timestamp` is an instant; it is stored in UTC, the session time zone.
+        return to_arrow_type(DataType.fromDDL(type_name), timezone="UTC")
     except Exception as exc:
         raise ValueError(
             f"column_types: {type_name!r} for column {column!r} is not a Spark SQL type"

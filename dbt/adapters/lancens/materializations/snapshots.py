@@ -33,7 +33,7 @@ def merge_staging(
 
     `columns` are dbt's snapshot column names (`dbt_scd_id`, `dbt_valid_to`, ...) plus
     `valid_to_current`: the `dbt_valid_to_current` expression, or empty."""
-    staging = runtime.sql(staging_sql).toArrow()
+    staging = runtime.sql(staging_sql, pushdown=True).toArrow()
     target = open_write(runtime, table_id, must_exist=True)
     known = {name.lower() for name in target.current.schema.names}
     added = [

@@ -89,18 +89,18 @@ class CatalogRelation:
     owner: str | None = None
     stats: dict[str, Any] = field(default_factory=dict)  # StatSpec.id -> value; empty for views
 
-    def rows(self) -> list[tuple[Any, ...]]:
+    def rows(self, database: str | None) -> list[tuple[Any, ...]]:
         stat_cells: list[Any] = []
         for spec in STATS:
             included = spec.id in self.stats
             stat_cells += [spec.label, self.stats.get(spec.id), spec.description, included]
         return [
-            (None, self.schema, self.name, self.type, self.comment, self.owner,
+            (database, self.schema, self.name, self.type, self.comment, self.owner,
              column.name, index, column.type, column.comment, *stat_cells)
             for index, column in enumerate(self.columns, start=1)
         ]  # fmt: skip
 
-    def to_catalog_table(self) -> CatalogTable:
+    def to_catalog_table(self, database: str | None) -> CatalogTable:
         stats = {
             spec.id: StatsItem(spec.id, spec.label, self.stats[spec.id], True, spec.description)
             for spec in STATS
@@ -114,7 +114,7 @@ class CatalogRelation:
             "Indicates whether there are statistics for this table",
         )
         return CatalogTable(
-            metadata=TableMetadata(self.type, self.schema, self.name, None, self.comment, self.owner),
+            metadata=TableMetadata(self.type, self.schema, self.name, database, self.comment, self.owner),
             columns={
                 c.name: ColumnMetadata(c.type, index, c.name, c.comment)
                 for index, c in enumerate(self.columns, start=1)
@@ -123,8 +123,10 @@ class CatalogRelation:
         )
 
 
-def catalog_table(relations: Iterable[CatalogRelation]) -> agate.Table:
-    """dbt's catalog rows (one per column) with typed columns, so agate guesses nothing."""
+def catalog_table(relations: Iterable[CatalogRelation], database: str | None) -> agate.Table:
+    """dbt's catalog rows (one per column) with typed columns, so agate guesses nothing.
+
+    `database` is the root's name (the profile's `database`), as the nodes carry it."""
     names = [name for name, _ in _BASE_COLUMNS]
     types = [kind for _, kind in _BASE_COLUMNS]
     for spec in STATS:
@@ -135,7 +137,7 @@ def catalog_table(relations: Iterable[CatalogRelation]) -> agate.Table:
             agate.Text(),
             agate.Boolean(),
         ]
-    rows = [row for relation in relations for row in relation.rows()]
+    rows = [row for relation in relations for row in relation.rows(database)]
     return agate.Table(rows, names, types)
 
 
@@ -245,9 +247,11 @@ def view_relation(runtime: LancensRuntime, entry: ObjectEntry) -> CatalogRelatio
     )
 
 
-def single_relation(runtime: LancensRuntime, schema: str, name: str) -> CatalogTable | None:
+def single_relation(
+    runtime: LancensRuntime, database: str | None, schema: str, name: str
+) -> CatalogTable | None:
     """The catalog entry of one relation (dbt's `get_catalog_for_single_relation`), None if absent."""
     found, failures = read_catalog(runtime, relations=[(schema, name)])
     if failures:
         raise failures[0]
-    return found[0].to_catalog_table() if found else None
+    return found[0].to_catalog_table(database) if found else None

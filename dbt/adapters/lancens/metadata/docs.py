@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dbt_common.exceptions import DbtRuntimeError
+
 from dbt.adapters.lancens.core.relation import LancensRelation
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.namespace import errors
@@ -124,3 +126,21 @@ def persist_schema_docs(runtime: LancensRuntime, namespace_id: list[str], descri
         runtime.namespace.alter_namespace_properties(namespace_id, {COMMENT_KEY: description})
     else:
         runtime.namespace.alter_namespace_properties(namespace_id, {}, [COMMENT_KEY])
+
+
+def refuse_atomic_persist_docs(documented: list[str]) -> None:
+    """An atomic-publish run cannot persist docs of the tables it builds: refuse it before it starts.
+
+    A run's table becomes visible as ONE staged version, published with all others at the end.
+    Lance writes descriptions as a version of their own (an `UpdateConfig` transaction: Lance has
+    no transaction that writes rows and table metadata together, and a new table has no version
+    to update before its first one), and the engine publishes one staged version per table. So
+    the descriptions could only be committed outside the run's publish, visible before its data,
+    or not at all; the run is refused instead, with nothing written."""
+    if documented:
+        raise DbtRuntimeError(
+            "dbt-lancens: atomic publish cannot persist docs of the tables a run builds (Lance "
+            "commits descriptions as a version of their own, which a run's one staged version per "
+            f"table cannot carry): {', '.join(documented)} set persist_docs. Build them in a run "
+            "without atomic publish, or without persist_docs in the atomic run. Nothing was written."
+        )

@@ -14,7 +14,9 @@ from dbt.adapters.lancens.spark.types import to_spark_type
 ON_DROP_CHOICES = ("purge", "deregister")
 
 
-def list_relations(runtime: LancensRuntime, namespace_id: list[str]) -> list[LancensRelation]:
+def list_relations(
+    runtime: LancensRuntime, database: str | None, namespace_id: list[str]
+) -> list[LancensRelation]:
     """Tables and views of one namespace; a namespace that does not exist has none."""
     namespace = runtime.namespace
     if not namespace.namespace_exists(namespace_id):
@@ -23,13 +25,16 @@ def list_relations(runtime: LancensRuntime, namespace_id: list[str]) -> list[Lan
     tables = all_pages(namespace.list_tables, namespace_id)
     views = all_pages(namespace.list_views, namespace_id)
     return [
-        LancensRelation.create(schema=schema, identifier=name, type=RelationType.Table) for name in tables
-    ] + [LancensRelation.create(schema=schema, identifier=name, type=RelationType.View) for name in views]
+        LancensRelation.create(database=database, schema=schema, identifier=name, type=kind)
+        for names, kind in ((tables, RelationType.Table), (views, RelationType.View))
+        for name in names
+    ]
 
 
 def columns_of(runtime: LancensRuntime, relation: LancensRelation) -> list[LancensColumn]:
     """Columns in table order with Spark's type names; [] when the relation does not exist."""
-    if relation.type == RelationType.View or is_view(runtime, relation.table_id):
+    spark_view = relation.is_temporary_view or relation.type == RelationType.View
+    if spark_view or is_view(runtime, relation.table_id):
         fields = [
             (f.name, f.dataType.simpleString()) for f in runtime.sql(f"SELECT * FROM {relation}").schema
         ]
@@ -64,6 +69,9 @@ def drop_relation(runtime: LancensRuntime, relation: LancensRelation, on_drop: s
     """Drop a view, or a table (`purge` deletes its data, `deregister` keeps the files)."""
     if on_drop not in ON_DROP_CHOICES:
         raise ValueError(f"on_drop must be one of {ON_DROP_CHOICES}, got {on_drop!r}")
+    if relation.is_temporary_view:
+        runtime.sql(f"DROP VIEW IF EXISTS {relation}")
+        return
     namespace = runtime.namespace
     object_id = relation.table_id
     if is_view(runtime, object_id):
@@ -101,8 +109,9 @@ def drop_dependent_views(runtime: LancensRuntime, relation: LancensRelation) -> 
                 frontier.append(view)
     dropped = []
     for view in doomed:
+        schema, identifier = ".".join(view[:-1]), view[-1]
         dependent = LancensRelation.create(
-            schema=".".join(view[:-1]), identifier=view[-1], type=RelationType.View
+            database=relation.database, schema=schema, identifier=identifier, type=RelationType.View
         )
         drop_relation(runtime, dependent)
         dropped.append(dependent)
@@ -118,7 +127,7 @@ def rename_relation(runtime: LancensRuntime, source: LancensRelation, target: La
             target.table_id, view.sql, base_objects=view.base_objects, properties=view.properties
         )
         drop_relation(runtime, source)
-        runtime.register_relation(target.namespace_id, target.identifier or "")
+        runtime.register_relation(target.namespace_id, target.table_id[-1])
         return
     namespace.rename_table(source.table_id, target.table_id)
     runtime.refresh_table(source.table_id)

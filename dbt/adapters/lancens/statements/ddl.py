@@ -10,7 +10,9 @@ a Spark-managed table outside the root. These statements are therefore read with
 * `CREATE [OR REPLACE] TABLE s.t AS SELECT ...`, `REPLACE TABLE s.t AS SELECT ...`: the query's
   rows written as one version (a replace is the next version)
 * `ALTER TABLE s.t ADD COLUMN[S] ...`: all-null columns through Lance schema evolution (so only
-  `DEFAULT NULL` is accepted)
+  `DEFAULT NULL` is accepted); `ALTER TABLE s.t DROP COLUMN[S] ...` and
+  `ALTER TABLE s.t ALTER COLUMN c TYPE t`: the table rewritten without / with the cast column
+* `TRUNCATE TABLE s.t`: the next version has no rows (same schema)
 
 Any other DDL goes to Spark unchanged.
 """
@@ -25,7 +27,7 @@ from dbt.adapters.lancens.commits.writes import write_arrow, write_frame
 from dbt.adapters.lancens.core.names import namespace_id, validate_table_name
 from dbt.adapters.lancens.core.relation import LancensRelation
 from dbt.adapters.lancens.core.runtime import LancensRuntime
-from dbt.adapters.lancens.materializations import schema_evolution
+from dbt.adapters.lancens.materializations import merge, schema_evolution
 from dbt.adapters.lancens.metadata import schemas
 from dbt.adapters.lancens.metadata.relations import drop_relation, is_view
 from dbt.adapters.lancens.namespace import errors
@@ -43,6 +45,12 @@ def execute(runtime: LancensRuntime, statement: plans.Statement) -> None:
         _create_table(runtime, statement)
     elif isinstance(statement, plans.AddColumns):
         _add_columns(runtime, statement)
+    elif isinstance(statement, plans.DropColumns):
+        _drop_columns(runtime, statement)
+    elif isinstance(statement, plans.AlterColumnTypes):
+        _alter_column_types(runtime, statement)
+    elif isinstance(statement, plans.Truncate):
+        _truncate(runtime, statement)
     else:
         raise ValueError(f"not a DDL statement dbt-lancens applies: {statement}")
 
@@ -102,6 +110,42 @@ def _add_columns(runtime: LancensRuntime, statement: plans.AddColumns) -> None:
         fields.append(spark_arrow_schema(T.StructType([column.field])).field(0))
     target = open_write(runtime, table_id, must_exist=True)
     schema_evolution.evolve(target, fields, [], {"dbt_lancens_statement": "ALTER TABLE ADD COLUMNS"})
+
+
+def _drop_columns(runtime: LancensRuntime, statement: plans.DropColumns) -> None:
+    table_id = _table_id(statement.name)
+    target = open_write(runtime, table_id, must_exist=True)
+    existing = {field.name.lower() for field in target.current.schema}
+    missing = [name for name in statement.columns if name.lower() not in existing]
+    if missing and not statement.if_exists:
+        raise DbtRuntimeError(
+            f"ALTER TABLE {'.'.join(table_id)} DROP COLUMNS: no column {', '.join(missing)}"
+        )
+    dropped = [name for name in statement.columns if name.lower() in existing]
+    if dropped:
+        schema_evolution.evolve(target, [], dropped, {"dbt_lancens_statement": "ALTER TABLE DROP COLUMNS"})
+
+
+def _alter_column_types(runtime: LancensRuntime, statement: plans.AlterColumnTypes) -> None:
+    """`ALTER COLUMN c TYPE t` (nothing else an ALTER COLUMN can say is a Lance change)."""
+    table_id = _table_id(statement.name)
+    target = open_write(runtime, table_id, must_exist=True)
+    existing = {field.name.lower() for field in target.current.schema}
+    types = {}
+    for name, spark_type in statement.columns:
+        if spark_type is None or name.lower() not in existing:
+            raise DbtRuntimeError(
+                f"ALTER TABLE {'.'.join(table_id)} ALTER COLUMN {name}: only `TYPE <type>` of an existing "
+                "column is supported on Lance tables"
+            )
+        struct = T.StructType([T.StructField(name, spark_type)])
+        types[name.lower()] = spark_arrow_schema(struct).field(0).type
+    schema_evolution.retype(target, types, {"dbt_lancens_statement": "ALTER TABLE ALTER COLUMN TYPE"})
+
+
+def _truncate(runtime: LancensRuntime, statement: plans.Truncate) -> None:
+    target = open_write(runtime, _table_id(statement.name), must_exist=True)
+    merge.overwrite(target, target.current.schema.empty_table(), {"dbt_lancens_statement": "TRUNCATE TABLE"})
 
 
 def _table_id(parts: list[str]) -> list[str]:

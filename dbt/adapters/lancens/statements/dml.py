@@ -29,7 +29,7 @@ def execute(runtime: LancensRuntime, statement: str) -> int:
     result = _new_content(runtime, name, current, parsed)
     return write_frame(
         runtime,
-        [*namespace_id(database), table],
+        [*namespace_id(database), table.lower()],
         result,
         "overwrite",
         {"dbt_lancens_statement": statement.strip()[:200]},

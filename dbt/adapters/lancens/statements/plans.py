@@ -50,6 +50,27 @@ class AddColumns:
 
 
 @dataclass(frozen=True)
+class DropColumns:
+    name: list[str]
+    columns: list[str]  # as written (a nested field's parts joined by dots)
+    if_exists: bool
+
+
+@dataclass(frozen=True)
+class AlterColumnTypes:
+    """`ALTER TABLE s.t ALTER COLUMN c TYPE t`: each column with its new type (None: the ALTER
+    COLUMN changes something else, which Lance has no version for)."""
+
+    name: list[str]
+    columns: list[tuple[str, T.DataType | None]]
+
+
+@dataclass(frozen=True)
+class Truncate:
+    name: list[str]
+
+
+@dataclass(frozen=True)
 class RowLevel:
     """UPDATE (with `assignments`) or DELETE (without): Spark SQL fragments."""
 
@@ -58,4 +79,13 @@ class RowLevel:
     condition: str  # a Spark SQL boolean expression
 
 
-Statement = DropNamespace | DropRelation | CreateTable | AddColumns | RowLevel
+Statement = (
+    DropNamespace
+    | DropRelation
+    | CreateTable
+    | AddColumns
+    | DropColumns
+    | AlterColumnTypes
+    | Truncate
+    | RowLevel
+)

@@ -1,7 +1,8 @@
 {#-- A seed is read by Arrow from its CSV file and committed as the table's next Lance version.
      `--full-refresh` and a plain re-run both replace the rows; history keeps the old versions.
      `--full-refresh` is dbt's drop-and-recreate, so the views that read the seed are dropped with it
-     (as `drop ... cascade` does); the next `dbt run` re-creates them. --#}
+     (as `drop ... cascade` does); the next `dbt run` re-creates them. `dbt build --empty` loads the
+     CSV's columns and types without rows (what dbt 1.12's `seed --empty` does). --#}
 {% materialization seed, adapter='lancens' %}
   {%- set existing_relation = load_cached_relation(this) -%}
   {%- set target_relation = this.incorporate(type='table') -%}
@@ -21,11 +22,13 @@
         config.get('column_types', {}),
         config.get('delimiter', ','),
         lancens_provenance(),
-        config.get('quote_columns')) -%}
+        config.get('quote_columns'),
+        flags.EMPTY is true) -%}
   {% do store_result('main', response=response) %}
   {#-- dbt's seed task expects this result; the rows went through Arrow, not agate. --#}
   {% do store_result('agate_table', response='OK') %}
 
+  {% do apply_grants(target_relation, config.get('grants')) %}
   {% do persist_docs(target_relation, model) %}
 
   {{ run_hooks(post_hooks) }}

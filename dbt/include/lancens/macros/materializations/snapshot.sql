@@ -24,6 +24,7 @@
 
   {% if not target_relation_exists %}
     {% set build_sql = build_snapshot_table(strategy, model['compiled_code']) %}
+    {%- do write('create or replace table ' ~ target_relation ~ ' using lance as\n' ~ build_sql) -%}
     {%- set response = adapter.write_relation(target_relation, build_sql, 'sql', 'overwrite', lancens_provenance()) -%}
   {% else %}
     {% set columns = config.get("snapshot_table_column_names") or get_snapshot_table_column_names() %}
@@ -34,10 +35,13 @@
           'dbt_valid_to': columns.dbt_valid_to,
           'valid_to_current': config.get('dbt_valid_to_current') or '',
       } %}
+    {%- do write('-- dbt-lancens: these changes are merged into ' ~ target_relation
+          ~ ' on ' ~ columns.dbt_scd_id ~ ' as one Lance version\n' ~ staging_sql) -%}
     {%- set response = adapter.apply_snapshot_staging(target_relation, staging_sql, merge_columns, lancens_provenance()) -%}
   {% endif %}
   {% do store_result('main', response=response) %}
 
+  {% do apply_grants(target_relation, config.get('grants')) %}
   {% do persist_docs(target_relation, model) %}
 
   {{ run_hooks(post_hooks) }}

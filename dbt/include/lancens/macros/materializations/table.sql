@@ -11,9 +11,12 @@
     {% do adapter.drop_relation(existing_relation) %}
   {% endif %}
 
-  {%- set response = adapter.write_relation(target_relation, compiled_code, language, 'overwrite', lancens_provenance()) -%}
+  {%- set build = lancens_model_build(compiled_code, language,
+        'create or replace table ' ~ target_relation ~ ' using lance as') -%}
+  {%- set response = adapter.write_relation(target_relation, build['code'], language, 'overwrite', lancens_provenance()) -%}
   {% do store_result('main', response=response) %}
 
+  {% do apply_grants(target_relation, config.get('grants')) %}
   {% do persist_docs(target_relation, model) %}
 
   {{ run_hooks(post_hooks) }}

@@ -10,9 +10,14 @@
     {% do adapter.drop_relation(existing_relation, config.get('on_drop', 'purge')) %}
   {% endif %}
 
+  {%- if config.get('contract').enforced -%}
+    {%- do get_assert_columns_equivalent(sql) -%}
+  {%- endif -%}
+  {%- do write('create or replace view ' ~ target_relation ~ ' as\n' ~ sql) -%}
   {%- set response = adapter.create_view(target_relation, sql, lancens_model_reads(model)) -%}
   {% do store_result('main', response=response) %}
 
+  {% do apply_grants(target_relation, config.get('grants')) %}
   {% do persist_docs(target_relation, model) %}
 
   {{ run_hooks(post_hooks) }}

@@ -27,7 +27,10 @@
         'batch_start': batch.event_time_start.strftime('%Y-%m-%d %H:%M:%S') if batch and batch.event_time_start else none,
         'batch_end': batch.event_time_end.strftime('%Y-%m-%d %H:%M:%S') if batch and batch.event_time_end else none,
     } -%}
+  {%- set build = lancens_model_build(arg_dict['compiled_code'], arg_dict['language'],
+        '-- dbt-lancens: the ' ~ strategy ~ ' strategy applies these rows to ' ~ arg_dict['target_relation']
+        ~ ' as one Lance version') -%}
   {%- set response = adapter.apply_incremental(
-        arg_dict['target_relation'], arg_dict['compiled_code'], arg_dict['language'], spec, lancens_provenance()) -%}
+        arg_dict['target_relation'], build['code'], arg_dict['language'], spec, lancens_provenance()) -%}
   {%- do store_result('main', response=response) -%}
 {%- endmacro %}

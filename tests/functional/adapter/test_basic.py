@@ -1,12 +1,19 @@
-"""dbt-tests-adapter's `basic` suite with a lancens profile."""
+"""dbt-tests-adapter's `basic` suite with a lancens profile (docs generate is in test_docs_generate.py)."""
 
 from dbt.tests.adapter.basic.test_adapter_methods import BaseAdapterMethod
 from dbt.tests.adapter.basic.test_base import BaseSimpleMaterializations
 from dbt.tests.adapter.basic.test_empty import BaseEmpty
 from dbt.tests.adapter.basic.test_ephemeral import BaseEphemeral
 from dbt.tests.adapter.basic.test_generic_tests import BaseGenericTests
+from dbt.tests.adapter.basic.test_incremental import (
+    BaseIncremental,
+    BaseIncrementalBadStrategy,
+    BaseIncrementalNotSchemaChange,
+)
 from dbt.tests.adapter.basic.test_singular_tests import BaseSingularTests
 from dbt.tests.adapter.basic.test_singular_tests_ephemeral import BaseSingularTestsEphemeral
+from dbt.tests.adapter.basic.test_snapshot_check_cols import BaseSnapshotCheckCols
+from dbt.tests.adapter.basic.test_snapshot_timestamp import BaseSnapshotTimestamp
 from dbt.tests.adapter.basic.test_table_materialization import BaseTableMaterialization
 from dbt.tests.adapter.basic.test_validate_connection import BaseValidateConnection
 
@@ -44,4 +51,24 @@ class TestTableMaterialization(BaseTableMaterialization):
 
 
 class TestValidateConnection(BaseValidateConnection):
+    pass
+
+
+class TestIncremental(BaseIncremental):
+    pass
+
+
+class TestIncrementalNotSchemaChange(BaseIncrementalNotSchemaChange):
+    pass
+
+
+class TestIncrementalBadStrategy(BaseIncrementalBadStrategy):
+    pass
+
+
+class TestSnapshotCheckCols(BaseSnapshotCheckCols):
+    pass
+
+
+class TestSnapshotTimestamp(BaseSnapshotTimestamp):
     pass

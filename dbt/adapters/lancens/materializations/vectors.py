@@ -1,0 +1,115 @@
+"""Vector columns: Spark arrays written as Lance fixed-size lists of float32.
+
+Spark has no fixed-size array type, so an embedding column is an `array<float>` or
+`array<double>` to Spark, and Lance would store it as a variable-length list that no vector index
+or search accepts. A column a vector index names is therefore written as
+`fixed_size_list<float32, N>`: N is read from the data (the first non-null row; one small Spark
+job) or, when the run adds rows to an existing table, is the table's own N. Every row is checked
+in the same Spark job that writes it: a row whose vector has another length fails the build,
+naming the row's key, before anything is committed. The size travels to the writer as the Spark
+field metadata the `lance` data source already reads (`spark.types.FIXED_SIZE_METADATA`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from dbt.adapters.lancens.spark.types import FIXED_SIZE_METADATA
+
+VECTOR_ELEMENT = T.ArrayType(T.FloatType(), True)
+
+
+class VectorColumnError(ValueError):
+    """A vector column that cannot be written as fixed-size float32 vectors."""
+
+
+def existing_sizes(schema: pa.Schema | None) -> dict[str, int]:
+    """The sizes of a table's fixed-size list columns (lower-cased names)."""
+    if schema is None:
+        return {}
+    return {f.name.lower(): f.type.list_size for f in schema if pa.types.is_fixed_size_list(f.type)}
+
+
+def prepare_vectors(
+    frame: DataFrame,
+    columns: Sequence[str],
+    key: Sequence[str],
+    table_sizes: Mapping[str, int] | None = None,
+) -> DataFrame:
+    """`frame` with each vector column cast to `array<float>`, its size in the field metadata, and
+    a check that fails any row of another size, naming it by its `key` columns.
+
+    `table_sizes`: the sizes of the table the rows are added to (an incremental run); a column
+    keeps its size there, so new rows of another size fail instead of changing the table."""
+    if not columns:
+        return frame
+    fields = {field.name.lower(): field for field in frame.schema.fields}
+    wanted = {name.lower() for name in columns}
+    for name in sorted(wanted):
+        _check_type(fields.get(name), name, list(fields))
+    key_columns = [fields[k.lower()].name for k in key if k.lower() in fields] or _default_key(fields, wanted)
+    sizes = {
+        name: (table_sizes or {}).get(name) or _size_from_data(frame, fields[name].name) for name in wanted
+    }
+    projection = []
+    for field in frame.schema.fields:
+        size = sizes.get(field.name.lower())
+        if field.name.lower() not in wanted or size is None:
+            projection.append(F.col(_quoted(field.name)))
+        else:
+            projection.append(_checked_vector(field.name, size, key_columns))
+    return frame.select(*projection)
+
+
+def _check_type(field: T.StructField | None, name: str, names: list[str]) -> None:
+    if field is None:
+        raise VectorColumnError(
+            f"vector column {name!r} (named by a vector index) is not in the model's result "
+            f"(its columns: {', '.join(names)})"
+        )
+    kind = field.dataType
+    if not (isinstance(kind, T.ArrayType) and isinstance(kind.elementType, T.FloatType | T.DoubleType)):
+        raise VectorColumnError(
+            f"vector column {field.name!r} must be array<float> or array<double>, got {kind.simpleString()}"
+        )
+
+
+def _default_key(fields: Mapping[str, T.StructField], vectors: set[str]) -> list[str]:
+    """Without a `unique_key`, a ragged row is named by the model's first non-vector column."""
+    return [field.name for name, field in fields.items() if name not in vectors][:1]
+
+
+def _size_from_data(frame: DataFrame, name: str) -> int | None:
+    """The length of the first non-null vector (None when every row is null or there are none)."""
+    column = F.col(_quoted(name))
+    rows = frame.where(column.isNotNull()).select(F.size(column).alias("n")).limit(1).collect()
+    return int(rows[0]["n"]) if rows else None
+
+
+def _checked_vector(name: str, size: int, key: Sequence[str]) -> Column:
+    column = F.col(_quoted(name))
+    described = [F.lit(f"row {', '.join(key) or '(no key)'} = (")]
+    for position, key_name in enumerate(key):
+        if position:
+            described.append(F.lit(", "))
+        described.append(F.coalesce(F.col(_quoted(key_name)).cast("string"), F.lit("null")))
+    message = F.concat(
+        F.lit(f"vector column {name!r} holds {size} values per row, but "),
+        *described,
+        F.lit(") has "),
+        F.size(column).cast("string"),
+        F.lit("; every vector of a column must have the same length"),
+    )
+    checked = F.when(
+        column.isNull() | (F.size(column) == F.lit(size)), column.cast(VECTOR_ELEMENT)
+    ).otherwise(F.raise_error(message))
+    return checked.alias(name, metadata={FIXED_SIZE_METADATA: size})
+
+
+def _quoted(name: str) -> str:
+    return f"`{name.replace('`', '``')}`"

@@ -1,0 +1,131 @@
+"""A Lance dataset whose own commits (index optimisation, compaction) go through the namespace engine.
+
+Some Lance operations only exist as methods that commit by themselves (`optimize.optimize_indices`,
+`optimize.compact_files`: the index remapping a compaction needs is not available as an
+uncommitted operation). With file-based versions such a commit is exactly what the engine's
+`commit_table` does for an existing table (a Lance commit at its location). Under table version
+management the dataset is opened with Lance's external manifest store pointed at the engine's
+public version API, so Lance stages the manifest and the engine makes it a version with the
+spec's four steps (row, finalize, pointer), recording who made it, like every other commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+from urllib.parse import urlparse
+
+import lance
+from lance_namespace import LanceNamespace
+
+from dbt.adapters.lancens.namespace import DirectoryNamespace, TableVersion, all_pages
+from dbt.adapters.lancens.namespace.versions import TVM_KEY
+
+VERSIONS_DIR = "_versions"
+
+
+def version_management_on(namespace: DirectoryNamespace) -> bool:
+    return namespace.describe_namespace([]).properties.get(TVM_KEY, "").lower() == "true"
+
+
+def open_for_commits(
+    namespace: DirectoryNamespace, table_id: Sequence[str], properties: dict[str, str] | None = None
+) -> lance.LanceDataset:
+    """The table's latest version; Lance's own commits on it land through the engine.
+
+    `properties`: who made the versions (recorded in their `table_version` rows under table
+    version management; Lance's commit methods take no transaction properties otherwise)."""
+    location = namespace.describe_table(list(table_id)).location
+    options = namespace.storage_options or None
+    if not version_management_on(namespace):
+        return lance.dataset(location, storage_options=options, session=namespace.lance_session)
+    store = _EngineVersions(namespace, list(table_id), location, dict(properties or {}))
+    return lance.LanceDataset(
+        location,
+        storage_options=options,
+        session=namespace.lance_session,
+        namespace_client=store,
+        table_id=list(table_id),
+        namespace_client_managed_versioning=True,
+    )
+
+
+def _lance_path(path: str) -> str:
+    """A path as Lance's object store spells it: no scheme, no bucket, no leading slash."""
+    parsed = urlparse(path)
+    return (parsed.path if parsed.scheme else path).lstrip("/")
+
+
+class _EngineVersions(LanceNamespace):
+    """Lance's external manifest store, answered by the engine's public version API."""
+
+    def __init__(
+        self, namespace: DirectoryNamespace, table_id: list[str], location: str, properties: dict[str, str]
+    ) -> None:
+        self._namespace = namespace
+        self._table_id = table_id
+        self._location = location.rstrip("/")
+        self._properties = properties
+
+    def namespace_id(self) -> str:
+        return f"lancens-engine-versions({self._location})"
+
+    @staticmethod
+    def _response(version: TableVersion) -> dict[str, Any]:
+        return {
+            "version": version.version,
+            "manifest_path": _lance_path(version.manifest_path),
+            "manifest_size": version.manifest_size,
+            "e_tag": version.e_tag,
+            "timestamp_millis": version.timestamp_millis,
+        }
+
+    # Lance calls the store with plain dicts (its Rust side), not lance_namespace's request models.
+    def list_table_versions(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        return _in_python_thread(self._list, request)
+
+    def describe_table_version(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        return _in_python_thread(self._describe, request)
+
+    def create_table_version(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        return _in_python_thread(self._create, request)
+
+    def _list(self, request: dict[str, Any]) -> dict[str, Any]:
+        descending = bool(request.get("descending", False))
+        limit = request.get("limit")
+        if limit is not None:
+            page = self._namespace.list_table_versions(self._table_id, descending=descending, limit=limit)
+            versions = page.items
+        else:
+            versions = list(all_pages(self._namespace.list_table_versions, self._table_id))
+            versions.sort(key=lambda v: v.version, reverse=descending)
+        return {"versions": [self._response(version) for version in versions]}
+
+    def _describe(self, request: dict[str, Any]) -> dict[str, Any]:
+        version = self._namespace.describe_table_version(self._table_id, request.get("version"))
+        return {"version": self._response(version)}
+
+    def _create(self, request: dict[str, Any]) -> dict[str, Any]:
+        name = str(request["manifest_path"]).rstrip("/").rsplit("/", 1)[-1]
+        created = self._namespace.create_table_version(
+            self._table_id,
+            int(request["version"]),
+            f"{self._location}/{VERSIONS_DIR}/{name}",
+            naming_scheme=str(request.get("naming_scheme") or "V2"),
+            metadata=self._properties,
+        )
+        return {"version": self._response(created)}
+
+
+def _in_python_thread(
+    call: Callable[[dict[str, Any]], dict[str, Any]], request: dict[str, Any]
+) -> dict[str, Any]:
+    """Run `call` on a Python thread of its own and wait for it.
+
+    Lance calls the store from its own native threads during some commits (compaction); the
+    engine then calls back into Lance, whose GIL release crashes the interpreter on such a thread
+    (pylance 14: "PyEval_SaveThread: ... the GIL is released"). A Python-created thread has a
+    proper thread state."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(call, request).result()
