@@ -51,8 +51,9 @@ WORKER_LINES = {
 }
 STICKY = {
     "P13": ("get_or_create_session", "SparkSession.Builder.getOrCreate"),
-    "P12": ("sync_table", "sync_view", "sync_namespace", "sync_all", "LancensRuntime.sync_missing",
-            "LancensRuntime.sync_relation"),
+    "P12": ("SessionCatalog.register_table", "SessionCatalog.register_view",
+            "LancensRuntime.refresh_table", "LancensRuntime.register_relation",
+            "LancensRuntime._register_missing"),
 }  # fmt: skip
 JVM_CALLS = (
     "SparkSession.sql",

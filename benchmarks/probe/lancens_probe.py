@@ -69,18 +69,19 @@ LANCENS_TARGETS = (
     "LanceWriter.commit",
     "LanceWriter.abort",
     "commit_operation",
-    "namespace_commit",
-    "sync_table",
-    "sync_view",
-    "sync_namespace",
-    "sync_all",
+    "write_with_tasks",
+    "open_write",
+    "TableWrite.commit",
+    "land",
+    "SessionCatalog.register_table",
+    "SessionCatalog.register_view",
     "get_or_create_session",
     "write_frame",
     "write_arrow",
     "LancensRuntime.sql",
-    "LancensRuntime.sync_missing",
-    "LancensRuntime.sync_relation",
-    "LancensRuntime.frame_of_plan",
+    "LancensRuntime.refresh_table",
+    "LancensRuntime.register_relation",
+    "LancensRuntime._register_missing",
     "DirectoryNamespace.*",
     "ManifestTable._open",
     "ManifestTable._refresh",
@@ -90,7 +91,7 @@ LANCENS_TARGETS = (
     "ManifestTable.set_metadata",
 )
 # commit hooks are module-level functions called "commit"; only in these modules
-LANCENS_MODULE_TARGETS = {"commit_hook": ("commit",)}
+LANCENS_MODULE_TARGETS = {"hook": ("commit",)}
 IMPORT_ROOTS = ("pyspark", "pyarrow", "lance", "pandas", "numpy", "dbt", "py4j", "fsspec", "agate")
 IMPORT_MIN_SECONDS = 0.002
 
