@@ -19,6 +19,9 @@ Any other DDL goes to Spark unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from dbt_common.exceptions import DbtRuntimeError
 from pyspark.sql import types as T
 
@@ -37,22 +40,10 @@ from dbt.adapters.lancens.statements import plans
 
 def execute(runtime: LancensRuntime, statement: plans.Statement) -> None:
     """Carry out a parsed DDL statement through the engine."""
-    if isinstance(statement, plans.DropNamespace):
-        _drop_namespace(runtime, statement)
-    elif isinstance(statement, plans.DropRelation):
-        _drop_relation(runtime, statement)
-    elif isinstance(statement, plans.CreateTable):
-        _create_table(runtime, statement)
-    elif isinstance(statement, plans.AddColumns):
-        _add_columns(runtime, statement)
-    elif isinstance(statement, plans.DropColumns):
-        _drop_columns(runtime, statement)
-    elif isinstance(statement, plans.AlterColumnTypes):
-        _alter_column_types(runtime, statement)
-    elif isinstance(statement, plans.Truncate):
-        _truncate(runtime, statement)
-    else:
+    apply = _APPLY.get(type(statement))
+    if apply is None:
         raise ValueError(f"not a DDL statement dbt-lancens applies: {statement}")
+    apply(runtime, statement)
 
 
 def _drop_namespace(runtime: LancensRuntime, statement: plans.DropNamespace) -> None:
@@ -146,6 +137,18 @@ def _alter_column_types(runtime: LancensRuntime, statement: plans.AlterColumnTyp
 def _truncate(runtime: LancensRuntime, statement: plans.Truncate) -> None:
     target = open_write(runtime, _table_id(statement.name), must_exist=True)
     merge.overwrite(target, target.current.schema.empty_table(), {"dbt_lancens_statement": "TRUNCATE TABLE"})
+
+
+# How each DDL statement is carried out (UPDATE/DELETE are `dml`'s).
+_APPLY: dict[type, Callable[[LancensRuntime, Any], None]] = {
+    plans.DropNamespace: _drop_namespace,
+    plans.DropRelation: _drop_relation,
+    plans.CreateTable: _create_table,
+    plans.AddColumns: _add_columns,
+    plans.DropColumns: _drop_columns,
+    plans.AlterColumnTypes: _alter_column_types,
+    plans.Truncate: _truncate,
+}
 
 
 def _table_id(parts: list[str]) -> list[str]:
