@@ -240,7 +240,7 @@ def test_list_objects_and_table_location(tmp_path):
 
 def test_properties_round_trip_and_parsing(tmp_path):
     ns = DirectoryNamespace.from_properties(
-        {"root": str(tmp_path), "manifest_enabled": "no", "dir_listing_enabled": "maybe", "storage.k": "v"}
+        {"root": str(tmp_path), "manifest_enabled": "no", "dir_listing_enabled": "on", "storage.k": "v"}
     )
     assert not ns.manifest_enabled and ns.dir_listing_enabled and ns.storage_options == {"k": "v"}
     again = DirectoryNamespace.from_properties(ns.properties)

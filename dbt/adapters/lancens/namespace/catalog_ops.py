@@ -27,7 +27,9 @@ class CatalogOps:
         are not objects of the catalog and are skipped.
         """
         parent = (
-            None if namespace_id is None else ids.validate(namespace_id, what="namespace", allow_root=True)
+            None
+            if namespace_id is None
+            else ids.validate(namespace_id, what="namespace", allow_root=True, argument="namespace_id")
         )
         if parent is not None:
             self._require_namespace(parent)

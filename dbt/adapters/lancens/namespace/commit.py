@@ -30,7 +30,7 @@ import lance
 from lance.commit import CommitConflictError
 from lance_namespace import LanceNamespace
 
-from dbt.adapters.lancens.namespace import errors, ids, layout
+from dbt.adapters.lancens.namespace import errors, ids, layout, props
 from dbt.adapters.lancens.namespace.models import ResolvedTable
 from dbt.adapters.lancens.namespace.versions import (
     VERSIONS_DIR,
@@ -205,8 +205,14 @@ def _commit(
     stage_only: bool,
     location: str | None,
 ) -> tuple[int, _VersionStore | None, ResolvedTable, dict[str, Any] | None]:
+    if not isinstance(operation, lance.LanceOperation.BaseOperation):
+        raise errors.InvalidInputError(f"operation must be a lance.LanceOperation, got {operation!r}")
+    if read_version is not None:
+        ids.validate_version(read_version, "read_version")
+    if location is not None and (not isinstance(location, str) or not location):
+        raise errors.InvalidInputError(f"location must be a non-empty string or None, got {location!r}")
+    properties = props.string_dict(transaction_properties, "transaction_properties")
     table, table_row = _target(manager, table_id, location)
-    properties = {str(k): str(v) for k, v in (transaction_properties or {}).items()}
     transaction = lance.Transaction(
         _read_version(manager, table, read_version), operation, transaction_properties=properties
     )

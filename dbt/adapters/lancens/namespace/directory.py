@@ -39,6 +39,13 @@ class DirectoryNamespace(NamespaceOps, TableOps, ViewOps, CatalogOps):
         dir_listing_enabled: bool = True,
         storage_options: Mapping[str, str] | None = None,
     ) -> None:
+        if not isinstance(manifest_enabled, bool) or not isinstance(dir_listing_enabled, bool):
+            raise errors.InvalidInputError(
+                f"manifest_enabled and dir_listing_enabled must be booleans, got "
+                f"{manifest_enabled!r} and {dir_listing_enabled!r}"
+            )
+        if storage_options is not None and not isinstance(storage_options, Mapping):
+            raise errors.InvalidInputError(f"storage_options must be a mapping, got {storage_options!r}")
         self._config = NamespaceConfig(
             root=normalize_root(root),
             manifest_enabled=manifest_enabled,
@@ -141,8 +148,9 @@ class DirectoryNamespace(NamespaceOps, TableOps, ViewOps, CatalogOps):
         """Locate a table: manifest first, then (root, directory listing on) ``<name>.lance``.
 
         Raises 13 for a bad identifier, 1 for a missing parent namespace, 0 for a child table in V1,
-        4 when the table is unknown or deregistered, or the id is a view (whose reserved root
-        ``<name>.lance`` directory must not be mistaken for a V1 table).
+        4 when the table is unknown or deregistered, or the id belongs to another object (a view's
+        reserved ``<name>.lance`` is no V1 table, and a namespace ``foo`` hides ``foo.lance`` as
+        listing does).
         """
         table_id = ids.validate(table_id, what="table", allow_root=False)
         with self._manifest.snapshot():
@@ -153,7 +161,7 @@ class DirectoryNamespace(NamespaceOps, TableOps, ViewOps, CatalogOps):
             assert row is not None
             location = layout.absolute_location(self._fs, row["location"])
             return ResolvedTable(table_id, location, True, not self._has_data(location))
-        if kind != kinds.VIEW and len(table_id) == 1 and self.dir_listing_enabled:
+        if kind is None and len(table_id) == 1 and self.dir_listing_enabled:
             location = self._v1_location(table_id[0])
             if layout.v1_table_exists(self._fs, location):
                 return ResolvedTable(table_id, location, False, not self._has_data(location))

@@ -45,6 +45,13 @@ def relative_location(storage: Storage, location: str) -> str:
     return location[len(prefix) :] if location.startswith(prefix) else location
 
 
+def listed_by_directory(storage: Storage, location: str) -> bool:
+    """Whether compatibility-mode directory listing would take ``location`` for a V1 table: a
+    direct child of the root whose name ends in ``.lance``."""
+    relative = relative_location(storage, location)
+    return relative != location and "/" not in relative and relative.endswith(V1_SUFFIX)
+
+
 def marker_path(location: str, marker: str) -> str:
     return f"{location}/{marker}"
 
@@ -71,6 +78,8 @@ def v1_table_names(storage: Storage) -> list[str]:
     for entry in storage.ls(storage.root):
         base = entry["name"].rstrip("/").rsplit("/", 1)[-1]
         if entry.get("type") != "directory" or not base.endswith(V1_SUFFIX) or base == V1_SUFFIX:
+            continue
+        if ids.DELIMITER in base:  # a child namespace's <hash>_<ns>$<name>.lance, never a V1 name
             continue
         if v1_table_exists(storage, storage.join(base)):
             names.append(base[: -len(V1_SUFFIX)])

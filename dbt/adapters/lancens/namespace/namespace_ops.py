@@ -7,9 +7,10 @@ table's Lance metadata (spec), which native never reads back.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.lancens.namespace import errors, ids, kinds, props
+from dbt.adapters.lancens.namespace.manifest import ManifestChange, ManifestView
 from dbt.adapters.lancens.namespace.models import NamespaceInfo, Page
 
 if TYPE_CHECKING:
@@ -20,18 +21,18 @@ CHILD_TYPES = (kinds.NAMESPACE, kinds.TABLE, kinds.VIEW)
 
 
 def children(ns: DirectoryNamespace, namespace_id: list[str], kind: str) -> list[str]:
-    """Names of direct children of ``namespace_id`` of ``kind`` (kinds.object_kind) in the cached manifest."""
+    """Names of direct children of ``namespace_id`` of ``kind`` (kinds.object_kind), sorted bytewise."""
     if not ns.manifest_enabled:
         return []
-    depth = len(namespace_id) + 1
-    prefix = ids.object_id(namespace_id) + ids.DELIMITER if namespace_id else ""
-    names = []
-    for oid, row in ns._manifest.by_id().items():
-        if oid.startswith(prefix) and kinds.object_kind(row) == kind:
-            parts = ids.split(oid)
-            if len(parts) == depth:
-                names.append(parts[-1])
-    return names
+    return ns._manifest.children(ids.object_id(namespace_id), kind)
+
+
+def _namespace_row(view: ManifestView, namespace_id: list[str]) -> dict[str, Any]:
+    """The namespace's row in ``view``; 1 when it is gone (a concurrent drop)."""
+    row = view.get(ids.object_id(namespace_id))
+    if row is None or row["object_type"] != kinds.NAMESPACE:
+        raise errors.NamespaceNotFoundError(f"namespace {ids.display(namespace_id)} not found")
+    return row
 
 
 def root_properties(metadata: Mapping[str, str]) -> dict[str, str]:
@@ -75,8 +76,11 @@ class NamespaceOps:
         limit: int | None = None,
     ) -> Page:
         namespace_id = ids.validate(id, what="namespace", allow_root=True)
+        ids.validate_page(page_token, limit)
+        if not self.manifest_enabled:
+            return Page([], None)  # spec 002: V1 has no namespaces, ListNamespaces is empty
         self._require_namespace(namespace_id)
-        names, token = ids.paginate(children(self, namespace_id, "namespace"), page_token, limit)
+        names, token = ids.paginate(children(self, namespace_id, kinds.NAMESPACE), page_token, limit)
         return Page(names, token)
 
     def describe_namespace(self: DirectoryNamespace, id: Sequence[str]) -> NamespaceInfo:  # noqa: A002
@@ -91,6 +95,8 @@ class NamespaceOps:
 
     def namespace_exists(self: DirectoryNamespace, id: Sequence[str]) -> bool:  # noqa: A002
         namespace_id = ids.validate(id, what="namespace", allow_root=True)
+        if namespace_id and not self.manifest_enabled:
+            return False  # V1 has no child namespaces: none exists (not "unsupported")
         try:
             self._require_namespace(namespace_id)
         except errors.NamespaceNotFoundError:
@@ -102,12 +108,18 @@ class NamespaceOps:
         if not namespace_id:
             raise errors.InvalidInputError("the root namespace cannot be dropped")
         self._require_namespace(namespace_id)
-        count = sum(len(children(self, namespace_id, kind)) for kind in CHILD_TYPES)
-        if count:
-            raise errors.NamespaceNotEmptyError(
-                f"namespace {ids.display(namespace_id)} is not empty: {count} child objects"
-            )
-        self._manifest.delete([ids.object_id(namespace_id)])
+        oid = ids.object_id(namespace_id)
+
+        def plan(view: ManifestView, concurrent: bool) -> ManifestChange:
+            _namespace_row(view, namespace_id)
+            count = sum(len(view.children(oid, kind)) for kind in CHILD_TYPES)
+            if count:
+                raise errors.NamespaceNotEmptyError(
+                    f"namespace {ids.display(namespace_id)} is not empty: {count} child objects"
+                )
+            return ManifestChange(delete=[oid])
+
+        self._manifest.commit(plan)
 
     def alter_namespace_properties(
         self: DirectoryNamespace,
@@ -117,7 +129,13 @@ class NamespaceOps:
     ) -> NamespaceInfo:
         """Set and remove properties; the root's live in the __manifest table metadata."""
         namespace_id = ids.validate(id, what="namespace", allow_root=True)
-        values = props.string_dict(updates)
+        values = props.string_dict(updates, "updates")
+        if removals is not None and (
+            isinstance(removals, str)
+            or not isinstance(removals, Sequence)
+            or not all(isinstance(key, str) for key in removals)
+        ):
+            raise errors.InvalidInputError(f"removals must be a list of property names, got {removals!r}")
         if not self.manifest_enabled:
             raise errors.UnsupportedOperationError("namespace properties need manifest_enabled=true")
         if not namespace_id:
@@ -127,11 +145,17 @@ class NamespaceOps:
             self._manifest.set_metadata(values, removals or ())
             return self.describe_namespace([])
         self._require_namespace(namespace_id)
-        row = dict(self._manifest.get(ids.object_id(namespace_id)) or {})
-        current = props.loads(row.get("metadata"))
-        for key in removals or ():
-            current.pop(key, None)
-        current.update(values)
-        row["metadata"] = props.dumps(current)
-        self._manifest.upsert([row])
-        return NamespaceInfo(namespace_id, current)
+        result: dict[str, str] = {}
+
+        def plan(view: ManifestView, concurrent: bool) -> ManifestChange:
+            row = _namespace_row(view, namespace_id)
+            current = props.loads(row.get("metadata"))
+            for key in removals or ():
+                current.pop(key, None)
+            current.update(values)
+            result.clear()
+            result.update(current)
+            return ManifestChange(replace=[{**row, "metadata": props.dumps(current)}])
+
+        self._manifest.commit(plan)
+        return NamespaceInfo(namespace_id, dict(result))

@@ -105,6 +105,17 @@ class Storage:
     def rm(self, path: str, recursive: bool = False) -> None:
         self.fs.rm(self._path(path), recursive=recursive)
 
+    def rm_tree(self, path: str) -> None:
+        """Remove ``path`` and everything below; already gone is fine, and so is another process
+        removing the same tree at the same time (each walk then meets files the other deleted)."""
+        for _ in range(10):
+            try:
+                self.fs.rm(self._path(path), recursive=True)
+            except FileNotFoundError:
+                pass
+            if not self.exists(path):
+                return
+
     def has_files(self, path: str) -> bool:
         """True when ``path`` is a directory holding at least one file (object-store prefix semantics)."""
         target = self._path(path)

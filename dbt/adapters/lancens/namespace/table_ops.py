@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 import lance
 import pyarrow as pa
 
-from dbt.adapters.lancens.namespace import errors, ids, kinds, layout, props
+from dbt.adapters.lancens.namespace import datasets, errors, ids, kinds, layout, props
+from dbt.adapters.lancens.namespace.manifest import ManifestChange, ManifestView, Plan
 from dbt.adapters.lancens.namespace.models import Page, ResolvedTable, TableInfo
 from dbt.adapters.lancens.namespace.namespace_ops import children
-from dbt.adapters.lancens.namespace.relocate import cloned_from, move_table_dir
+from dbt.adapters.lancens.namespace.relocate import cloned_from, move_table_dir, undo_move
 
 if TYPE_CHECKING:
     from dbt.adapters.lancens.namespace.directory import DirectoryNamespace
@@ -43,13 +44,35 @@ def _nullable_strings(values: Mapping[str, object | None]) -> dict[str, str | No
     return {str(key): None if value is None else str(value) for key, value in values.items()}
 
 
-def _version_row_ids(ns: DirectoryNamespace, table_id: list[str]) -> list[str]:
-    prefix = ids.object_id(table_id) + ids.DELIMITER
-    return [
-        oid
-        for oid, row in ns._manifest.by_id().items()
-        if row["object_type"] == kinds.TABLE_VERSION and oid.startswith(prefix)
-    ]
+def _version_row_ids(view: ManifestView, table_id: list[str]) -> list[str]:
+    """The ``table_version`` rows of a table (deleted, dropped or renamed together with it)."""
+    oid = ids.object_id(table_id)
+    return [f"{oid}{ids.DELIMITER}{version}" for version in view.children(oid, kinds.TABLE_VERSION)]
+
+
+def _still_there(ns: DirectoryNamespace, view: ManifestView, resolved: ResolvedTable) -> dict[str, Any]:
+    """The table's row in ``view``, unchanged since ``resolved`` was looked up; 4 when another
+    writer dropped, deregistered or renamed it meanwhile (it lost the race for this table)."""
+    row = view.get(ids.object_id(resolved.id))
+    if (
+        row is None
+        or kinds.object_kind(row) != kinds.TABLE
+        or layout.absolute_location(ns._fs, row["location"]) != resolved.location
+    ):
+        raise errors.TableNotFoundError(
+            f"table {ids.display(resolved.id)} not found: dropped, deregistered or renamed concurrently"
+        )
+    return row
+
+
+def _removal_plan(ns: DirectoryNamespace, resolved: ResolvedTable) -> Plan:
+    """Delete the table's row and its version rows, exactly once (drop and deregister)."""
+
+    def plan(view: ManifestView, concurrent: bool) -> ManifestChange:
+        _still_there(ns, view, resolved)
+        return ManifestChange(delete=[ids.object_id(resolved.id), *_version_row_ids(view, resolved.id)])
+
+    return plan
 
 
 class TableOps:
@@ -61,8 +84,12 @@ class TableOps:
             return self._v1_location(table_id[0])
         return self._fs.join(layout.v2_dir_name(table_id))
 
-    def _check_creatable(self: DirectoryNamespace, table_id: list[str]) -> dict[str, Any] | None:
-        """Validate the parent and return the declared-only row to fill, or raise 5 if taken."""
+    def _check_creatable(
+        self: DirectoryNamespace, table_id: list[str], registering: bool = False
+    ) -> ResolvedTable | None:
+        """Validate the parent and return the declared-only table to fill, or raise 5 if taken (for
+        a new table also by a deregistered table's data in its ``<name>.lance``, which registering
+        brings back)."""
         if len(table_id) > 1 and not self.manifest_enabled:
             raise errors.UnsupportedOperationError("tables in child namespaces need manifest_enabled=true")
         with self._manifest.snapshot():  # one __manifest open for all the lookups below
@@ -74,7 +101,14 @@ class TableOps:
                 raise _already_exists(table_id, concurrent=False)
             if resolved is None and self.manifest_enabled and self._manifest.get(ids.object_id(table_id)):
                 raise _already_exists(table_id, concurrent=False)  # the id is a namespace or view
-        return {"location": resolved.location, "in_manifest": resolved.in_manifest} if resolved else None
+        if resolved is None and not registering and self._uses_v1_naming(table_id):
+            location = self._v1_location(table_id[0])
+            if layout.has_versions(self._fs, location):
+                raise errors.TableAlreadyExistsError(
+                    f"table {ids.display(table_id)}: a deregistered table's data is at {location}; "
+                    "register_table or drop_table it first"
+                )
+        return resolved
 
     def _table_info(
         self: DirectoryNamespace, resolved: ResolvedTable, version: int | None = None
@@ -117,17 +151,28 @@ class TableOps:
         data: TableData,
         properties: dict[str, str],
     ) -> lance.LanceDataset:
+        """Version 1 at ``location``, exactly once (14 when a racing creator won); properties make
+        version 2."""
         try:
-            dataset = lance.write_dataset(
-                data, location, mode="create", storage_options=self._lance_options, session=self._session
-            )
-        except (OSError, ValueError) as exc:
-            if "exist" in str(exc).lower():
-                raise _already_exists(table_id, concurrent=True) from exc
-            raise
+            dataset = datasets.create(self._fs, location, data, self._lance_options, self._session)
+        except datasets.DatasetExistsError as exc:
+            raise _already_exists(table_id, concurrent=True) from exc
         if properties:
             dataset.update_metadata(dict(properties))
         return self._keep(location, dataset)
+
+    def _fill_declared(self: DirectoryNamespace, resolved: ResolvedTable, metadata: str | None) -> None:
+        """Record a created table's properties on the row its declaration left (4 if it is gone)."""
+
+        def plan(view: ManifestView, concurrent: bool) -> ManifestChange | None:
+            row = _still_there(self, view, resolved)
+            return (
+                None
+                if row["metadata"] == metadata
+                else ManifestChange(replace=[{**row, "metadata": metadata}])
+            )
+
+        self._manifest.commit(plan)
 
     def _reserve(self: DirectoryNamespace, object_id: list[str], location: str) -> None:
         """Write ``.lance-reserved`` with put-if-not-exists; an existing marker means a racer (14)."""
@@ -155,6 +200,8 @@ class TableOps:
     ) -> TableInfo:
         """Reserve the name: write ``.lance-reserved`` at the location, then the manifest row."""
         table_id = ids.validate(id, what="table", allow_root=False)
+        if location is not None and (not isinstance(location, str) or not location):
+            raise errors.InvalidInputError(f"location must be a non-empty string or None, got {location!r}")
         if self._check_creatable(table_id) is not None:
             raise _already_exists(table_id, concurrent=False)
         target = self._new_location(table_id)
@@ -188,26 +235,13 @@ class TableOps:
         (where native reads them); with properties the new table is at version 2.
         """
         table_id = ids.validate(id, what="table", allow_root=False)
+        if not isinstance(data, pa.Table | pa.RecordBatchReader):
+            raise errors.InvalidInputError(
+                f"data must be a pyarrow Table or RecordBatchReader, got {type(data).__name__}"
+            )
         values = _table_properties(table_id, properties)
-        declared = self._check_creatable(table_id)
-        location = declared["location"] if declared else self._new_location(table_id)
-        dataset = self._write_data(table_id, location, data, values)
-        if self.manifest_enabled:
-            row = {
-                "object_id": ids.object_id(table_id),
-                "object_type": "table",
-                "location": layout.relative_location(self._fs, location),
-                "metadata": props.dumps(values),
-            }
-            if declared and declared["in_manifest"]:
-                self._manifest.upsert([row])
-            else:
-                try:
-                    self._manifest.insert([row])
-                except errors.DuplicateObjectIdError as exc:
-                    if not self._uses_v1_naming(table_id):
-                        self._fs.rm(location, recursive=True)
-                    raise _already_exists(table_id, exc.concurrent) from exc
+        with self._manifest.snapshot():  # the checks and the registration plan on one version
+            dataset, location = self._create_registered(table_id, data, values)
         return TableInfo(
             table_id,
             table_id[-1],
@@ -219,6 +253,35 @@ class TableOps:
             False,
         )
 
+    def _create_registered(
+        self: DirectoryNamespace, table_id: list[str], data: TableData, values: dict[str, str]
+    ) -> tuple[lance.LanceDataset, str]:
+        declared = self._check_creatable(table_id)
+        location = declared.location if declared else self._new_location(table_id)
+        dataset = self._write_data(table_id, location, data, values)
+        if self.manifest_enabled:
+            row = {
+                "object_id": ids.object_id(table_id),
+                "object_type": "table",
+                "location": layout.relative_location(self._fs, location),
+                "metadata": props.dumps(values),
+            }
+            try:
+                if declared is not None and declared.in_manifest:
+                    self._fill_declared(declared, row["metadata"])
+                else:
+                    self._manifest.insert([row])
+            except (errors.DuplicateObjectIdError, errors.TableNotFoundError) as exc:
+                # The registration lost: the dataset this call created must not stay behind (a
+                # reservation marker in the directory, someone else's, is kept).
+                datasets.remove_created(self._fs, location)
+                if isinstance(exc, errors.TableNotFoundError):
+                    raise errors.ConcurrentModificationError(
+                        f"table {ids.display(table_id)} was dropped or renamed while it was being created"
+                    ) from exc
+                raise _already_exists(table_id, exc.concurrent) from exc
+        return dataset, location
+
     def list_tables(
         self: DirectoryNamespace,
         namespace_id: Sequence[str] = (),
@@ -226,25 +289,30 @@ class TableOps:
         limit: int | None = None,
     ) -> Page:
         """Manifest tables; at the root with listing on, merged with V1 dirs (manifest wins)."""
-        parent = ids.validate(namespace_id, what="namespace", allow_root=True)
+        parent = ids.validate(namespace_id, what="namespace", allow_root=True, argument="namespace_id")
         self._require_namespace(parent)
-        names = set(children(self, parent, kinds.TABLE))
+        ids.validate_page(page_token, limit)
+        names = children(self, parent, kinds.TABLE)
         if not parent and self.dir_listing_enabled:
-            claimed = (
-                {
-                    layout.relative_location(self._fs, layout.absolute_location(self._fs, row["location"]))
-                    for row in self._manifest.by_id().values()
-                    if row["object_type"] == kinds.TABLE and row["location"]
-                }
-                if self.manifest_enabled
-                else set()
-            )
-            taken = set(self._manifest.by_id()) if self.manifest_enabled else set()
-            for name in layout.v1_table_names(self._fs):
-                if layout.v1_dir_name(name) not in claimed and name not in taken:
-                    names.add(name)
+            names = ids.sort_names([*names, *self._v1_only_names()])
         page, token = ids.paginate(names, page_token, limit)
         return Page(page, token)
+
+    def _v1_only_names(self: DirectoryNamespace) -> list[str]:
+        """Root ``<name>.lance`` tables the manifest does not know: not at a location a row points
+        at, and not named like any manifest object (a namespace ``foo`` hides ``foo.lance``, so
+        listing and ``table_exists`` agree)."""
+        rows = self._manifest.by_id() if self.manifest_enabled else {}
+        claimed = {
+            layout.relative_location(self._fs, layout.absolute_location(self._fs, row["location"]))
+            for row in rows.values()
+            if row["object_type"] == kinds.TABLE and row["location"]
+        }
+        return [
+            name
+            for name in layout.v1_table_names(self._fs)
+            if layout.v1_dir_name(name) not in claimed and name not in rows
+        ]
 
     def describe_table(
         self: DirectoryNamespace,
@@ -255,6 +323,8 @@ class TableOps:
 
         Under table version management this goes through the version API first, so a commit whose
         writer stopped after its row insert is finished before the dataset is opened."""
+        if version is not None:
+            ids.validate_version(version)
         return self._table_info(self._resolve_settled(id), version)
 
     def _resolve_settled(self: DirectoryNamespace, table_id: Sequence[str]) -> ResolvedTable:
@@ -312,10 +382,14 @@ class TableOps:
             )
         if not resolved.declared_only:
             self.update_table_metadata(resolved.id, values)
-        row = self._table_row(resolved.id)
-        if row is not None:
-            merged = {**props.loads(row["metadata"]), **values}
-            self._manifest.upsert([{**row, "metadata": props.dumps(merged)}])
+        if resolved.in_manifest:
+
+            def plan(view: ManifestView, concurrent: bool) -> ManifestChange:
+                row = _still_there(self, view, resolved)
+                merged = {**props.loads(row["metadata"]), **values}
+                return ManifestChange(replace=[{**row, "metadata": props.dumps(merged)}])
+
+            self._manifest.commit(plan)
         return self.describe_table(resolved.id)
 
     def table_exists(self: DirectoryNamespace, id: Sequence[str]) -> bool:  # noqa: A002
@@ -345,7 +419,7 @@ class TableOps:
         table_id = ids.validate(id, what="table", allow_root=False)
         self._require_namespace(table_id[:-1])
         target = self._registrable_location(table_id, location)
-        if self._check_creatable(table_id) is not None:
+        if self._check_creatable(table_id, registering=True) is not None:
             raise _already_exists(table_id, concurrent=False)
         deregistered = layout.marker_path(target, layout.DEREGISTERED_MARKER)
         if self.manifest_enabled:
@@ -377,27 +451,35 @@ class TableOps:
         return target
 
     def deregister_table(self: DirectoryNamespace, id: Sequence[str]) -> TableInfo:  # noqa: A002
-        """Forget the table, keep its files; a V1-named dir also gets ``.lance-deregistered``.
-
-        The marker is written for manifest tables at ``<name>.lance`` too: otherwise compatibility
-        mode's directory listing would bring the table straight back (native's behaviour).
-        """
+        """Forget the table, keep its files. Its row goes exactly once (a racing deregister, drop or
+        rename of the same table makes this one 4); a directory that directory listing would show
+        (a root ``*.lance`` one) also gets ``.lance-deregistered``, else the table would come straight
+        back (native's behaviour), or a child table whose name ends in ``.lance`` would appear as a
+        root table named after its hashed directory."""
         resolved = self._resolve_table(id)
         info = self._table_info(resolved)
         if resolved.in_manifest:
-            self._manifest.delete([ids.object_id(resolved.id), *_version_row_ids(self, resolved.id)])
-        if resolved.location == self._v1_location(resolved.id[-1]) and self.dir_listing_enabled:
+            self._manifest.commit(_removal_plan(self, resolved))
+        if self.dir_listing_enabled and layout.listed_by_directory(self._fs, resolved.location):
             marker = layout.marker_path(resolved.location, layout.DEREGISTERED_MARKER)
             try:
                 self._fs.put_if_not_exists(marker, layout.MARKER_CONTENT)
             except FileExistsError as exc:
-                if not resolved.in_manifest:
+                if not resolved.in_manifest:  # V1: the marker is the claim, and another caller has it
                     raise errors.TableNotFoundError(f"table {ids.display(resolved.id)} not found") from exc
         return info
 
     def drop_table(self: DirectoryNamespace, id: Sequence[str]) -> TableInfo:  # noqa: A002
-        """Remove the manifest row (and version rows), then the directory; V1 drops the directory."""
-        resolved = self._resolve_table(id)
+        """Remove the manifest row (and version rows) exactly once, then the directory.
+
+        A V1 table (no row) has no commit point: its drop is the delete itself, so concurrent drops
+        of one V1 table may all succeed (the table is gone either way). A deregistered V1 table is
+        dropped too (spec 002: "DropTable still works on deregistered tables")."""
+        table_id = ids.validate(id, what="table", allow_root=False)
+        try:
+            resolved = self._resolve_table(table_id)
+        except errors.TableNotFoundError:
+            resolved = self._deregistered_v1_table(table_id)
         info = TableInfo(
             resolved.id,
             resolved.id[-1],
@@ -409,17 +491,28 @@ class TableOps:
             resolved.declared_only,
         )
         if resolved.in_manifest:
-            self._manifest.delete([ids.object_id(resolved.id), *_version_row_ids(self, resolved.id)])
+            self._manifest.commit(_removal_plan(self, resolved))
         try:
             for directory in [resolved.location, *cloned_from(self, resolved)]:
-                self._fs.rm(directory, recursive=True)
-        except FileNotFoundError:
-            pass  # spec: once the row is gone the drop has succeeded
+                self._fs.rm_tree(directory)
         except PermissionError as exc:
             raise errors.PermissionDeniedError(f"drop table {ids.display(resolved.id)}: {exc}") from exc
         if not resolved.in_manifest and self._fs.has_files(resolved.location):
             raise errors.InternalError(f"drop table {ids.display(resolved.id)}: files remain, retry the drop")
         return info
+
+    def _deregistered_v1_table(self: DirectoryNamespace, table_id: list[str]) -> ResolvedTable:
+        """A root ``<name>.lance`` directory holding ``.lance-deregistered`` and no manifest row of
+        that id: what DropTable may still remove. 4 when there is none."""
+        location = self._v1_location(table_id[0]) if len(table_id) == 1 else ""
+        if (
+            not location
+            or not (self.dir_listing_enabled or not self.manifest_enabled)
+            or (self.manifest_enabled and self._manifest.get(ids.object_id(table_id)) is not None)
+            or not self._fs.exists(layout.marker_path(location, layout.DEREGISTERED_MARKER))
+        ):
+            raise errors.TableNotFoundError(f"table {ids.display(table_id)} not found")
+        return ResolvedTable(table_id, location, False, not self._has_data(location))
 
     def rename_table(
         self: DirectoryNamespace,
@@ -428,22 +521,43 @@ class TableOps:
     ) -> TableInfo:
         """Give a table a new identifier; a root ``<name>.lance`` table moves to V2 naming (spec).
 
-        The data is not copied: see relocate.move_table_dir.
+        One ``__manifest`` commit inserts the new row and deletes the old one (and its version rows),
+        so of concurrent renames, drops or deregisters of the table exactly one succeeds; a moved
+        directory is the claim for a root table (see relocate) and is moved back if the commit
+        loses. The data is not copied.
         """
         if not self.manifest_enabled:
             raise errors.UnsupportedOperationError("rename_table needs manifest_enabled=true")
         resolved = self._resolve_table(id)
-        target_id = ids.validate(new_id, what="table", allow_root=False)
+        target_id = ids.validate(new_id, what="table", allow_root=False, argument="new_id")
         if self._check_creatable(target_id) is not None:
             raise _already_exists(target_id, concurrent=False)
         row = dict(self._table_row(resolved.id) or {"object_type": "table", "metadata": None})
         location = resolved.location
-        if self.dir_listing_enabled and location == self._v1_location(resolved.id[-1]):
-            location = move_table_dir(self, location, self._fs.join(layout.v2_dir_name(target_id)))
-        row.update(object_id=ids.object_id(target_id), location=layout.relative_location(self._fs, location))
+        moved = self.dir_listing_enabled and location == self._v1_location(resolved.id[-1])
+        if moved:
+            try:
+                location = move_table_dir(self, location, self._fs.join(layout.v2_dir_name(target_id)))
+            except (FileNotFoundError, FileExistsError) as exc:
+                raise errors.TableNotFoundError(
+                    f"table {ids.display(resolved.id)} not found: it was renamed or dropped concurrently"
+                ) from exc
+        new_oid = ids.object_id(target_id)
+        row.update(object_id=new_oid, location=layout.relative_location(self._fs, location))
+
+        def plan(view: ManifestView, concurrent: bool) -> ManifestChange:
+            gone: list[str] = []
+            if resolved.in_manifest:
+                _still_there(self, view, resolved)
+                gone = [ids.object_id(resolved.id), *_version_row_ids(view, resolved.id)]
+            if view.get(new_oid) is not None:
+                raise _already_exists(target_id, concurrent)
+            return ManifestChange(insert=[row], delete=gone)
+
         try:
-            self._manifest.insert([row])
-        except errors.DuplicateObjectIdError as exc:
-            raise _already_exists(target_id, exc.concurrent) from exc
-        self._manifest.delete([ids.object_id(resolved.id), *_version_row_ids(self, resolved.id)])
+            self._manifest.commit(plan)
+        except errors.NamespaceError:
+            if moved:
+                undo_move(self, resolved.location, location)
+            raise
         return self._table_info(self._resolve_table(target_id))

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.lancens.namespace import errors, ids
+from dbt.adapters.lancens.namespace.manifest import ManifestChange, ManifestView
 from dbt.adapters.lancens.namespace.models import Page, ResolvedTable
 
 if TYPE_CHECKING:
@@ -72,8 +73,7 @@ class VersionEntry:
 
 def manifest_name(version: int, naming_scheme: str = "V2") -> str:
     """File name of a finalized manifest: V2 counts down from u64::MAX so listings start at the newest."""
-    if version < 0:
-        raise errors.InvalidInputError(f"version must be >= 0, got {version}")
+    ids.validate_version(version)
     if naming_scheme == "V2":
         return f"{_U64_MAX - version:0{_V2_DIGITS}d}{MANIFEST_SUFFIX}"
     if naming_scheme == "V1":
@@ -106,6 +106,11 @@ def pause_point(step: str) -> None:
     with open(os.path.join(marker_dir, step), "w") as marker:
         marker.write(str(os.getpid()))
     threading.Event().wait()
+
+
+def _scheme(name: str) -> list[str]:
+    parsed = parse_manifest_name(name)
+    return [parsed[1]] if parsed else []
 
 
 def _join(location: str, *parts: str) -> str:
@@ -157,19 +162,29 @@ class VersionManager:
 
     def _rows(self, table_id: Sequence[str]) -> dict[int, dict[str, Any]]:
         """``table_version`` rows of one table: version -> decoded metadata JSON."""
-        prefix = f"{ids.object_id(table_id)}{ids.DELIMITER}"
-        rows = self._ns._manifest.rows()
+        view = self._ns._manifest.current()
+        oid = ids.object_id(table_id)
         found: dict[int, dict[str, Any]] = {}
-        for object_id, object_type, metadata in zip(
-            rows.column("object_id").to_pylist(),
-            rows.column("object_type").to_pylist(),
-            rows.column("metadata").to_pylist(),
-            strict=True,
-        ):
-            suffix = object_id[len(prefix) :]
-            if object_type == TABLE_VERSION and object_id.startswith(prefix) and suffix.isdigit():
-                found[int(suffix)] = json.loads(metadata or "{}")
+        for suffix in view.children(oid, TABLE_VERSION):
+            row = view.get(f"{oid}{ids.DELIMITER}{suffix}")
+            if row is not None and suffix.isdigit():
+                found[int(suffix)] = json.loads(row["metadata"] or "{}")
         return found
+
+    def _point_rows(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Step 4: replace the metadata of version rows still present (a row whose table was dropped
+        meanwhile stays dropped), in one commit."""
+
+        def plan(view: ManifestView, concurrent: bool) -> ManifestChange | None:
+            present = [
+                {**current, "metadata": row["metadata"]}
+                for row in rows
+                if (current := view.get(row["object_id"])) is not None
+                and current["metadata"] != row["metadata"]
+            ]
+            return ManifestChange(replace=present) if present else None
+
+        self._ns._manifest.commit(plan)
 
     def _transaction_properties(self, location: str, versions: Sequence[int]) -> dict[int, dict[str, str]]:
         """Lance transaction properties of each version (read from its ``_transactions/*.txn``)."""
@@ -233,17 +248,15 @@ class VersionManager:
         limit: int | None = None,
     ) -> Page:
         """Versions sorted by number; ``page_token`` is the last version of the previous page."""
-        if limit is not None and limit < 0:
-            raise errors.InvalidInputError(f"limit must be >= 0, got {limit}")
+        ids.validate_page(page_token, limit)
+        after = None
+        if page_token is not None:
+            if not page_token.isdigit():
+                raise errors.InvalidInputError(f"page_token must be a version number, got {page_token!r}")
+            after = ids.validate_version(int(page_token), "page_token")
         table = self._table(id)
         ordered = sorted(self._all_versions(table).values(), key=lambda v: v.version, reverse=descending)
-        if page_token is not None:
-            try:
-                after = int(page_token)
-            except ValueError as exc:
-                raise errors.InvalidInputError(
-                    f"page_token must be a version number: {page_token!r}"
-                ) from exc
+        if after is not None:
             ordered = [v for v in ordered if (v.version < after if descending else v.version > after)]
         if limit is None or len(ordered) <= limit:
             return Page(ordered, None)
@@ -252,6 +265,8 @@ class VersionManager:
 
     def describe_table_version(self, id: Sequence[str], version: int | None = None) -> TableVersion:
         """One version (the latest when ``version`` is None); finishes an unfinished managed commit."""
+        if version is not None:
+            ids.validate_version(version)
         table = self._table(id)
         versions = self._all_versions(table)
         wanted = max(versions) if version is None and versions else version
@@ -283,11 +298,34 @@ class VersionManager:
         return self.batch_create_table_versions([entry])[0]
 
     def batch_create_table_versions(self, entries: Sequence[VersionEntry]) -> list[TableVersion]:
-        """Create several versions; atomic across tables when version management is on."""
+        """Create several versions; atomic across tables when version management is on.
+
+        Every entry is checked first (13): a version in [0, 2^63-1], a ``naming_scheme`` of V1 or V2
+        that matches how the table already names its versions (a mix would make Lance and
+        ``list_table_versions`` disagree about which file is which version)."""
+        for entry in entries:
+            self._check_entry(entry)
         if not self.management_enabled():
             return [self._create_file_version(entry) for entry in entries]
         tables = [self._table(entry.id) for entry in entries]
         return self._commit_managed(entries, tables, new_table_rows=[])
+
+    def _check_entry(self, entry: VersionEntry) -> None:
+        ids.validate_version(entry.version)
+        manifest_name(entry.version, entry.naming_scheme)  # 13 for an unknown scheme
+        if not isinstance(entry.manifest_path, str) or not entry.manifest_path:
+            raise errors.InvalidInputError(
+                f"manifest_path must be a non-empty string, got {entry.manifest_path!r}"
+            )
+        table = self._table(entry.id)
+        schemes = {
+            scheme for name, _ in self._file_versions(table.location).values() for scheme in _scheme(name)
+        }
+        if schemes and entry.naming_scheme not in schemes:
+            raise errors.InvalidInputError(
+                f"naming_scheme: table {ids.display(table.id)} names its versions "
+                f"{'/'.join(sorted(schemes))}, not {entry.naming_scheme!r}"
+            )
 
     def _create_file_version(self, entry: VersionEntry) -> TableVersion:
         table = self._table(entry.id)
@@ -350,9 +388,7 @@ class VersionManager:
             for e, t, r in zip(entries, tables, rows, strict=True)
         ]
         pause_point("finalized")
-        self._ns._manifest.upsert(
-            [self._row(t.id, v.version, m) for t, (v, m) in zip(tables, finals, strict=True)]
-        )
+        self._point_rows([self._row(t.id, v.version, m) for t, (v, m) in zip(tables, finals, strict=True)])
         pause_point("pointer_updated")
         for table, entry in zip(tables, entries, strict=True):
             self._remove_staging(table, entry.manifest_path)
@@ -419,7 +455,7 @@ class VersionManager:
         staged_path = meta["manifest_path"]
         version_info, new_meta = self._finalize(table, version, meta)
         if new_meta["manifest_path"] != staged_path:
-            self._ns._manifest.upsert([self._row(table.id, version, new_meta)])
+            self._point_rows([self._row(table.id, version, new_meta)])
             self._remove_staging(table, _join(table.location, staged_path))
         return version_info
 
@@ -431,6 +467,10 @@ class VersionManager:
 
         Missing versions raise TableVersionNotFound (11) before anything is deleted, unless
         ``ignore_missing``."""
+        if isinstance(versions, str) or not isinstance(versions, Sequence):
+            raise errors.InvalidInputError(f"versions must be a list of version numbers, got {versions!r}")
+        for version in versions:
+            ids.validate_version(version, "versions")
         table = self._table(id)
         existing = self._all_versions(table)
         missing = sorted(set(versions) - set(existing))
@@ -442,7 +482,13 @@ class VersionManager:
         for version in doomed:
             self._ns._fs.rm(existing[version].manifest_path)
         if doomed and self.management_enabled():
-            self._ns._manifest.delete([self._version_object_id(table.id, v) for v in doomed])
+            object_ids = [self._version_object_id(table.id, v) for v in doomed]
+
+            def plan(view: ManifestView, concurrent: bool) -> ManifestChange | None:
+                present = [i for i in object_ids if view.get(i) is not None]
+                return ManifestChange(delete=present) if present else None
+
+            self._ns._manifest.commit(plan)
         return len(doomed)
 
     # ------------------------------------------------------------------------------------- commits

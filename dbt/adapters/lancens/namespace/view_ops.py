@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from dbt.adapters.lancens.namespace import errors, ids, kinds, layout, props
+from dbt.adapters.lancens.namespace.manifest import ManifestChange, ManifestView
 from dbt.adapters.lancens.namespace.models import Page, ViewInfo
 from dbt.adapters.lancens.namespace.namespace_ops import children
 
@@ -58,7 +59,16 @@ class ViewOps:
         self._require_namespace(view_id[:-1])
         if not isinstance(sql, str) or not sql.strip():
             raise errors.InvalidInputError(f"view {ids.display(view_id)}: sql must be a non-empty string")
-        bases = [ids.validate(base, what="base object", allow_root=False) for base in base_objects or []]
+        if base_objects is not None and (
+            isinstance(base_objects, str) or not isinstance(base_objects, Sequence)
+        ):
+            raise errors.InvalidInputError(
+                f"base_objects must be a list of identifiers, got {base_objects!r}"
+            )
+        bases = [
+            ids.validate(base, what="base object", allow_root=False, argument="base_objects")
+            for base in base_objects or []
+        ]
         values = props.string_dict(properties)
         reserved = kinds.reserved_keys(values)
         if reserved:
@@ -69,21 +79,30 @@ class ViewOps:
             "metadata": props.dumps({**values, kinds.VIEW_MARKER: "true", kinds.VIEW_SQL: sql}),
             "base_objects": [ids.object_id(base) for base in bases] or None,
         }
-        existing = self._manifest.get(row["object_id"])
-        if replace and existing is not None and kinds.object_kind(existing) == kinds.VIEW:
-            self._manifest.upsert([{**row, "location": existing["location"]}])
+        if replace and self._replace_view(view_id, row):
             return ViewInfo(view_id, sql, bases, values)
-        if existing is not None or self.table_exists(view_id):
+        if self._manifest.get(row["object_id"]) is not None or self.table_exists(view_id):
             raise errors.TableAlreadyExistsError(f"object {ids.display(view_id)} already exists")
         location = self._new_location(view_id)
         self._reserve(view_id, location)
         try:
             self._manifest.insert([{**row, "location": layout.relative_location(self._fs, location)}])
         except errors.DuplicateObjectIdError as exc:
-            self._release(view_id, location)
+            self._release(location)
             cls = errors.ConcurrentModificationError if exc.concurrent else errors.TableAlreadyExistsError
             raise cls(f"object {ids.display(view_id)} already exists") from exc
         return ViewInfo(view_id, sql, bases, values)
+
+    def _replace_view(self: DirectoryNamespace, view_id: list[str], row: dict[str, Any]) -> bool:
+        """Swap the body of an existing view in one commit; False when there is no view to replace."""
+
+        def plan(view: ManifestView, concurrent: bool) -> ManifestChange | None:
+            existing = view.get(row["object_id"])
+            if existing is None or kinds.object_kind(existing) != kinds.VIEW:
+                return None
+            return ManifestChange(replace=[{**existing, **row, "location": existing["location"]}])
+
+        return self._manifest.commit(plan) is not None
 
     def describe_view(self: DirectoryNamespace, id: Sequence[str]) -> ViewInfo:  # noqa: A002
         self._require_manifest()
@@ -100,17 +119,28 @@ class ViewOps:
         page_token: str | None = None,
         limit: int | None = None,
     ) -> Page:
-        parent = ids.validate(namespace_id, what="namespace", allow_root=True)
+        parent = ids.validate(namespace_id, what="namespace", allow_root=True, argument="namespace_id")
         self._require_namespace(parent)
+        ids.validate_page(page_token, limit)
         names, token = ids.paginate(children(self, parent, kinds.VIEW), page_token, limit)
         return Page(names, token)
 
     def drop_view(self: DirectoryNamespace, id: Sequence[str]) -> None:  # noqa: A002
-        """Remove the row, then the reserved directory (already gone counts as done, as for tables)."""
+        """Remove the row exactly once (a racing drop gets 4), then the reserved directory (already
+        gone counts as done, as for tables)."""
         view = self.describe_view(id)
         row = self._view_row(view.id)
         assert row is not None  # describe_view found it
-        self._manifest.delete([ids.object_id(view.id)])
+
+        def plan(view: ManifestView, concurrent: bool) -> ManifestChange:
+            current = view.get(row["object_id"])
+            if current is None or current["location"] != row["location"]:
+                raise errors.TableNotFoundError(
+                    f"view {ids.display(view.id)} not found: dropped concurrently"
+                )
+            return ManifestChange(delete=[row["object_id"]])
+
+        self._manifest.commit(plan)
         try:
             self._fs.rm(layout.absolute_location(self._fs, row["location"]), recursive=True)
         except FileNotFoundError:
