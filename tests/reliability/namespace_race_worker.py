@@ -110,6 +110,18 @@ def _native_create_tables(ns: Any, task: Task, worker: int) -> object:
     return _each(names, lambda name: ns.create_table(lns.CreateTableRequest(id=name), _ipc(worker)))
 
 
+def _native_create_table(ns: Any, task: Task, worker: int) -> object:
+    import lance_namespace as lns
+
+    return ns.create_table(lns.CreateTableRequest(id=task.args["id"]), _ipc(worker)).location
+
+
+def _native_drop_table(ns: Any, task: Task, worker: int) -> object:
+    import lance_namespace as lns
+
+    return ns.drop_table(lns.DropTableRequest(id=task.args["id"])).location
+
+
 ACTIONS: dict[str, tuple[Callable[[Task], Any], Callable[[Any, Task, int], object]]] = {
     "create_namespaces": (_ours, _create_namespaces),
     "native_create_namespaces": (_native, _native_create_namespaces),
@@ -119,6 +131,8 @@ ACTIONS: dict[str, tuple[Callable[[Task], Any], Callable[[Any, Task, int], objec
         _ours,
         lambda ns, task, worker: ns.create_table(task.args["id"], _rows(worker)).location,
     ),
+    "native_create_table": (_native, _native_create_table),
+    "native_drop_table": (_native, _native_drop_table),
     "create_view": (_ours, lambda ns, task, worker: ns.create_view(task.args["id"], f"select {worker}").sql),
     "declare_table": (_ours, lambda ns, task, worker: ns.declare_table(task.args["id"]).location),
     "register_table": (

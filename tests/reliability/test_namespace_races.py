@@ -133,16 +133,20 @@ def test_create_same_table_exactly_one_winner(
 
 @pytest.mark.parametrize("view_id", [["n", "v"], ["v"]], ids=["child", "root"])
 def test_create_same_view_exactly_one_winner(
-    request: pytest.FixtureRequest, racers: Racers, tmp_path: Path, view_id: list[str]
+    request: pytest.FixtureRequest,
+    racers: Racers,
+    place: tuple[Path | None, dict[str, str]],
+    view_id: list[str],
 ) -> None:
+    base, options = place
     for _ in range(REPEATS):
-        root = _fresh_root(request, tmp_path, {})
-        _ns(root, {}).create_namespace(["n"])
-        outcomes = racers.round([Task("create_view", root, {}, {"id": view_id})])
+        root = _fresh_root(request, base, options)
+        _ns(root, options).create_namespace(["n"])
+        outcomes = racers.round([Task("create_view", root, options, {"id": view_id})])
         winner = _one_winner(outcomes, {5, 14})
-        assert _ns(root, {}).describe_view(view_id).sql == winner.value
-        assert _object_ids(root, {}).count("$".join(view_id)) == 1
-        assert len([e for e in _entries(root, {}) if e != "__manifest"]) == 1  # losers released theirs
+        assert _ns(root, options).describe_view(view_id).sql == winner.value
+        assert _object_ids(root, options).count("$".join(view_id)) == 1
+        assert len([e for e in _entries(root, options) if e != "__manifest"]) == 1  # losers released theirs
 
 
 def _table_with_data(root: str, options: dict[str, str], table_id: list[str], mode: dict[str, bool]) -> str:
@@ -183,17 +187,22 @@ def test_drop_same_table_exactly_one_winner(
 
 @pytest.mark.parametrize("table_id", [["n", "t"], ["t"]], ids=["child", "root_v1_dir"])
 def test_deregister_same_table_exactly_one_winner(
-    request: pytest.FixtureRequest, racers: Racers, tmp_path: Path, table_id: list[str]
+    request: pytest.FixtureRequest,
+    racers: Racers,
+    place: tuple[Path | None, dict[str, str]],
+    table_id: list[str],
 ) -> None:
+    base, options = place
     for _ in range(REPEATS):
-        root = _fresh_root(request, tmp_path, {})
-        location = _table_with_data(root, {}, table_id, COMPAT)
-        outcomes = racers.round([Task("deregister_table", root, {}, {"id": table_id})])
+        root = _fresh_root(request, base, options)
+        location = _table_with_data(root, options, table_id, COMPAT)
+        outcomes = racers.round([Task("deregister_table", root, options, {"id": table_id})])
         _one_winner(outcomes, {4})
-        ns = _ns(root, {})
+        ns = _ns(root, options)
         assert not ns.table_exists(table_id) and ns.list_tables(table_id[:-1]).items == []
-        assert "$".join(table_id) not in _object_ids(root, {})
-        assert lance.dataset(location).count_rows() == 3  # data kept for re-registration
+        assert "$".join(table_id) not in _object_ids(root, options)
+        # data kept for re-registration
+        assert lance.dataset(location, storage_options=options or None).count_rows() == 3
 
 
 @pytest.mark.parametrize("table_id", [["n", "t"], ["t"]], ids=["child", "root_v1_dir"])
@@ -224,18 +233,19 @@ def test_rename_same_table_exactly_one_winner(
 
 
 def test_register_same_table_exactly_one_winner(
-    request: pytest.FixtureRequest, racers: Racers, tmp_path: Path
+    request: pytest.FixtureRequest, racers: Racers, place: tuple[Path | None, dict[str, str]]
 ) -> None:
+    base, options = place
     for _ in range(REPEATS):
-        root = _fresh_root(request, tmp_path, {})
-        _ns(root, {}).create_namespace(["n"])
-        lance.write_dataset(pa.table({"id": [1]}), f"{root}/external")
+        root = _fresh_root(request, base, options)
+        _ns(root, options).create_namespace(["n"])
+        lance.write_dataset(pa.table({"id": [1]}), f"{root}/external", storage_options=options or None)
         outcomes = racers.round(
-            [Task("register_table", root, {}, {"id": ["n", "t"], "location": "external"})]
+            [Task("register_table", root, options, {"id": ["n", "t"], "location": "external"})]
         )
         _one_winner(outcomes, {5, 14})
-        assert _object_ids(root, {}).count("n$t") == 1
-        assert _ns(root, {}).describe_table(["n", "t"]).version == 1
+        assert _object_ids(root, options).count("n$t") == 1
+        assert _ns(root, options).describe_table(["n", "t"]).version == 1
 
 
 @pytest.mark.parametrize("seeded", [False, True], ids=["fresh_root", "existing_manifest"])
@@ -272,3 +282,47 @@ def test_mixed_with_native_writers_loses_nothing(
             present = {tuple(entry.id) for entry in ns.list_objects()}
             assert set(created) <= present, sorted(set(created) - present)
             assert len(_object_ids(root, {})) == len(set(_object_ids(root, {})))
+
+
+def _mixed(action: str, root: str, args: dict[str, object]) -> list[Task]:
+    """Workers 0 and 2 run our engine, 1 and 3 native pylance, all on the same object."""
+    return [Task(action if i % 2 == 0 else f"native_{action}", root, {}, args) for i in range(WORKERS)]
+
+
+def test_create_same_table_mixed_with_native_one_row(
+    request: pytest.FixtureRequest, racers: Racers, tmp_path: Path
+) -> None:
+    """Ours and native create one table at once: one row, and it names a table holding the rows of
+    a writer that reported success; our losers get 5 or 14, never a raw error."""
+    for _ in range(REPEATS):
+        root = _fresh_root(request, tmp_path, {})
+        _ns(root, {}).create_namespace(["n"])
+        outcomes = racers.round(_mixed("create_table", root, {"id": ["n", "t"]}))
+        _no_raw(outcomes)
+        ours = [o for o in outcomes if o.worker % 2 == 0]
+        assert {o.value for o in ours if not o.ok} <= {5, 14}, outcomes
+        winners = [o for o in outcomes if o.ok]
+        assert winners and len([o for o in ours if o.ok]) <= 1, outcomes
+        assert _object_ids(root, {}).count("n$t") == 1
+        info = _ns(root, {}).describe_table(["n", "t"])
+        writers = set(lance.dataset(info.location).to_table().column("writer").to_pylist())
+        assert len(writers) == 1 and writers <= {o.worker for o in winners}, (writers, outcomes)
+
+
+def test_drop_same_table_mixed_with_native_gone_once(
+    request: pytest.FixtureRequest, racers: Racers, tmp_path: Path
+) -> None:
+    """Ours and native drop one table at once: at most one of ours succeeds (the others get 4),
+    and afterwards the table is gone from the manifest and from storage."""
+    for _ in range(REPEATS):
+        root = _fresh_root(request, tmp_path, {})
+        location = _table_with_data(root, {}, ["n", "t"], COMPAT)
+        outcomes = racers.round(_mixed("drop_table", root, {"id": ["n", "t"]}))
+        _no_raw(outcomes)
+        ours = [o for o in outcomes if o.worker % 2 == 0]
+        assert {o.value for o in ours if not o.ok} <= {4}, outcomes
+        assert len([o for o in ours if o.ok]) <= 1 and any(o.ok for o in outcomes), outcomes
+        ns = _ns(root, {})
+        assert not ns.table_exists(["n", "t"]) and ns.list_tables(["n"]).items == []
+        assert "n$t" not in _object_ids(root, {})
+        assert not Storage(root, {}).has_files(location)
