@@ -76,7 +76,7 @@ def test_lookups_in_a_large_manifest_are_index_queries_not_full_reads(tmp_path):
     ns.create_namespace(["big"])
     per_commit = 60
     for batch in range(POINT_LOOKUP_ROWS // per_commit + 1):
-        ns._manifest.insert(
+        ns._context.manifest.insert(
             [
                 {"object_id": f"big$c{batch * per_commit + i}", "object_type": "namespace"}
                 for i in range(per_commit)
@@ -92,7 +92,7 @@ def test_lookups_in_a_large_manifest_are_index_queries_not_full_reads(tmp_path):
     assert fresh.describe_table(["big", "t"]).version == 1
     assert fresh.table_exists(["big", "t"]) and not fresh.table_exists(["big", "c7"])
     assert fresh.namespace_exists(["big", "c7"])
-    assert fresh._manifest._cached.version == 0  # answered by point queries, no full read
+    assert fresh._context.manifest._cached.version == 0  # answered by point queries, no full read
     names = fresh.list_namespaces(["big"], limit=3)  # a listing reads (and caches) the version
     assert names.items == ["c0", "c1", "c10"] and names.next_page_token == "c10"
-    assert fresh._manifest._cached.version == manifest.version
+    assert fresh._context.manifest._cached.version == manifest.version

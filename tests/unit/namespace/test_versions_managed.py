@@ -11,7 +11,8 @@ import pyarrow as pa
 import pytest
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
-from dbt.adapters.lancens.namespace.versions import VersionEntry, manifest_name
+from dbt.adapters.lancens.namespace.layout import manifest_name
+from dbt.adapters.lancens.namespace.versions import VersionEntry
 
 T = ["ns", "t"]
 U = ["ns", "u"]
@@ -44,7 +45,7 @@ def stage(ns: DirectoryNamespace, table_id: list[str], data: pa.Table, **propert
 def version_rows(ns: DirectoryNamespace) -> dict[str, dict]:
     return {
         oid: json.loads(row["metadata"])
-        for oid, row in ns._manifest.by_id().items()
+        for oid, row in ns._context.manifest.by_id().items()
         if row["object_type"] == "table_version"
     }
 
@@ -59,7 +60,7 @@ def files(ns: DirectoryNamespace, table_id: list[str]) -> list[str]:
 def ns(tmp_path: Path) -> DirectoryNamespace:
     namespace = DirectoryNamespace(str(tmp_path / "root"))
     namespace.create_namespace(["ns"])
-    namespace._manifest.set_metadata({"table_version_management": "true"})
+    namespace._context.manifest.set_metadata({"table_version_management": "true"})
     assert namespace._versions.management_enabled()
     return namespace
 
@@ -71,7 +72,7 @@ def test_commit_writes_rows_that_point_at_final_manifests(ns: DirectoryNamespace
     assert set(rows) == {"ns$t$1", "ns$t$2"}
     assert rows["ns$t$2"]["manifest_path"] == f"_versions/{manifest_name(2)}"
     assert rows["ns$t$2"]["metadata"] == {"who": "run-2"}
-    assert ns._manifest.get("ns$t")["object_type"] == "table"
+    assert ns._context.manifest.get("ns$t")["object_type"] == "table"
     assert not [name for name in files(ns, T) if "-" in name]  # no staging files left
     listed = ns.list_table_versions(T)
     assert [(v.version, v.metadata["who"]) for v in listed.items] == [(1, "run-1"), (2, "run-2")]
@@ -91,7 +92,7 @@ def test_history_from_before_management_is_kept(tmp_path: Path) -> None:
     ns = DirectoryNamespace(str(tmp_path / "root"))
     ns.create_namespace(["ns"])
     append(ns, T, _rows(0), who="before")
-    ns._manifest.set_metadata({"table_version_management": "true"})
+    ns._context.manifest.set_metadata({"table_version_management": "true"})
     assert append(ns, T, _rows(5), who="after") == 2
     assert set(version_rows(ns)) == {"ns$t$2"}
     assert [(v.version, v.metadata["who"]) for v in ns.list_table_versions(T).items] == [
@@ -136,12 +137,12 @@ def test_batch_create_is_atomic_across_tables(ns: DirectoryNamespace) -> None:
     t_version, t_staging = _stage_manifest(ns, T)
     u_version, u_staging = _stage_manifest(ns, U)
     append(ns, U, _rows(7))  # U's version 2 now exists
-    before = ns._manifest.version
+    before = ns._context.manifest.version
     with pytest.raises(errors.TableVersionAlreadyExistsError):
         ns.batch_create_table_versions(
             [VersionEntry(T, t_version, t_staging), VersionEntry(U, u_version, u_staging)]
         )
-    assert ns._manifest.version == before  # nothing committed
+    assert ns._context.manifest.version == before  # nothing committed
     assert "ns$t$2" not in version_rows(ns)
     assert manifest_name(2) not in files(ns, T)
     created = ns.batch_create_table_versions([VersionEntry(T, t_version, t_staging)])
@@ -167,9 +168,9 @@ def test_staged_versions_are_invisible_until_one_publish(ns: DirectoryNamespace)
     assert lance.dataset(ns.describe_table(T).location).version == 1
     with pytest.raises(errors.TableNotFoundError):
         ns.describe_table(U)
-    before = ns._manifest.version
+    before = ns._context.manifest.version
     assert ns.publish([staged_t, staged_u]) == {("ns", "t"): 2, ("ns", "u"): 1}
-    published = lance.dataset(ns._manifest.uri, version=before + 1).to_table().to_pylist()
+    published = lance.dataset(ns._context.manifest.uri, version=before + 1).to_table().to_pylist()
     ids_in_one_commit = {row["object_id"] for row in published}
     assert {"ns$t$2", "ns$u$1", "ns$u"} <= ids_in_one_commit
     assert ns.describe_table_version(U, 1).metadata == {"run": "r1"}

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from typing import TypeAlias
 
 import lance
 import pyarrow as pa
+from lance.lance import _Session as LanceSession
 
 from dbt.adapters.lancens.namespace import layout
 from dbt.adapters.lancens.namespace.storage import Storage
@@ -22,7 +24,7 @@ from dbt.adapters.lancens.namespace.storage import Storage
 _MEMORY_CREATE_LOCK = threading.Lock()
 _DATASET_DIRS = ("data", "_versions", "_transactions", "_deletions", "_indices", "_refs")
 
-TableData = pa.Table | pa.RecordBatchReader
+TableData: TypeAlias = pa.Table | pa.RecordBatchReader
 
 
 class DatasetExistsError(Exception):
@@ -34,7 +36,7 @@ def create(
     location: str,
     data: TableData,
     storage_options: Mapping[str, str] | None,
-    session: lance.Session,
+    session: LanceSession,
 ) -> lance.LanceDataset:
     """Version 1 of a new dataset at ``location``; DatasetExistsError when there is one already."""
     options = dict(storage_options) if storage_options else None
@@ -61,7 +63,7 @@ def create(
 
 
 def _create_in_memory(
-    location: str, data: TableData, options: dict[str, str] | None, session: lance.Session
+    location: str, data: TableData, options: dict[str, str] | None, session: LanceSession
 ) -> lance.LanceDataset:
     """memory:// stores live in one process and one Lance session, which ``LanceDataset.commit``
     cannot be given: a process-wide lock makes the existence check and the write one step."""

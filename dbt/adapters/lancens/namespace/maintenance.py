@@ -18,10 +18,13 @@ compacts. Each step is its own Lance commit; one that loses a race with another 
 
 from __future__ import annotations
 
+from typing import Literal
+
 import lance
 from lance.commit import CommitConflictError
 
-INDEXES = (
+IndexType = Literal["BTREE", "BITMAP", "LABEL_LIST"]
+INDEXES: tuple[tuple[str, IndexType, str], ...] = (
     ("object_id", "BTREE", "object_id_btree"),
     ("object_type", "BITMAP", "object_type_bitmap"),
     ("base_objects", "LABEL_LIST", "base_objects_label_list"),

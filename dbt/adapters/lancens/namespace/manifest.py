@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import lance
 import pyarrow as pa
+from lance.lance import _Session as LanceSession
 
 from dbt.adapters.lancens.namespace import datasets, errors, maintenance
 from dbt.adapters.lancens.namespace.snapshot import ManifestSnapshot, Row
@@ -153,7 +154,7 @@ class ManifestTable:
     """Access to one root's ``__manifest``; created lazily (and exactly once) by the first write."""
 
     def __init__(
-        self, uri: str, storage_options: Mapping[str, str], session: lance.Session, storage: Storage
+        self, uri: str, storage_options: Mapping[str, str], session: LanceSession, storage: Storage
     ) -> None:
         self.uri = uri
         self._storage = storage

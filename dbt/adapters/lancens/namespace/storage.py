@@ -35,11 +35,11 @@ class Storage:
     def __init__(self, root: str, storage_options: Mapping[str, str]) -> None:
         self.root = root
         self.fs = filesystem_for(root, storage_options)
-        self._local = isinstance(self.fs, LocalFileSystem)
+        self.local = isinstance(self.fs, LocalFileSystem)
         self._is_s3 = "s3" in self.fs.protocol
 
     def _path(self, path: str) -> str:
-        return self.fs._strip_protocol(path)
+        return str(self.fs._strip_protocol(path))
 
     def join(self, *parts: str) -> str:
         """Join ``parts`` under the root (with ``/`` for URIs, ``os.sep`` semantics for local paths)."""
@@ -49,7 +49,7 @@ class Storage:
     def put_if_not_exists(self, path: str, data: bytes) -> None:
         """Create ``path`` with ``data`` only if it does not exist; raise FileExistsError otherwise."""
         target = self._path(path)
-        if self._local:
+        if self.local:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with open(target, "xb") as handle:
                 handle.write(data)
@@ -63,27 +63,27 @@ class Storage:
             self.fs.pipe_file(target, data)
 
     def read_bytes(self, path: str) -> bytes:
-        return self.fs.cat_file(self._path(path))
+        return bytes(self.fs.cat_file(self._path(path)))
 
     def write_bytes(self, path: str, data: bytes) -> None:
         target = self._path(path)
-        if self._local:
+        if self.local:
             os.makedirs(os.path.dirname(target), exist_ok=True)
         self.fs.pipe_file(target, data)
 
     def copy(self, source: str, destination: str) -> None:
         target = self._path(destination)
-        if self._local:
+        if self.local:
             os.makedirs(os.path.dirname(target), exist_ok=True)
         self.fs.copy(self._path(source), target)
 
     def exists(self, path: str) -> bool:
-        return self.fs.exists(self._path(path))
+        return bool(self.fs.exists(self._path(path)))
 
     def ls(self, path: str) -> list[dict[str, Any]]:
         """Entries directly under ``path`` (name = absolute fsspec path); [] when it does not exist."""
         try:
-            return self.fs.ls(self._path(path), detail=True)
+            return list(self.fs.ls(self._path(path), detail=True))
         except (FileNotFoundError, NotADirectoryError):
             return []
 
@@ -92,7 +92,7 @@ class Storage:
 
         Local directories are read with ``os.listdir`` (no per-entry stat): describe/exists call
         this for every table they resolve."""
-        if self._local:
+        if self.local:
             try:
                 return os.listdir(self._path(path))
             except (FileNotFoundError, NotADirectoryError):
@@ -100,7 +100,7 @@ class Storage:
         return [entry["name"].rstrip("/").rsplit("/", 1)[-1] for entry in self.ls(path)]
 
     def info(self, path: str) -> dict[str, Any]:
-        return self.fs.info(self._path(path))
+        return dict(self.fs.info(self._path(path)))
 
     def rm(self, path: str, recursive: bool = False) -> None:
         self.fs.rm(self._path(path), recursive=recursive)
@@ -119,7 +119,7 @@ class Storage:
     def has_files(self, path: str) -> bool:
         """True when ``path`` is a directory holding at least one file (object-store prefix semantics)."""
         target = self._path(path)
-        if self._local:
+        if self.local:
             if not os.path.isdir(target):
                 return False
             return any(files for _, _, files in os.walk(target))

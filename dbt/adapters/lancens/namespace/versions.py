@@ -23,21 +23,16 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dbt.adapters.lancens.namespace import errors, ids
+from dbt.adapters.lancens.namespace.context import NamespaceContext
+from dbt.adapters.lancens.namespace.layout import VERSIONS_DIR, manifest_name, parse_manifest_name
 from dbt.adapters.lancens.namespace.manifest import ManifestChange, ManifestView
 from dbt.adapters.lancens.namespace.models import Page, ResolvedTable
 
-if TYPE_CHECKING:
-    from dbt.adapters.lancens.namespace.commit import StagedCommit
-
-VERSIONS_DIR = "_versions"
-MANIFEST_SUFFIX = ".manifest"
 TABLE_VERSION = "table_version"
 TVM_KEY = "table_version_management"
-_U64_MAX = 2**64 - 1
-_V2_DIGITS = 20
 CRASH_ENV = "LANCENS_PAUSE_AT_STEP"
 """Test hook: when it names a commit step, the process announces it and waits there to be killed.
 
@@ -71,29 +66,6 @@ class VersionEntry:
     metadata: dict[str, str] = field(default_factory=dict)
 
 
-def manifest_name(version: int, naming_scheme: str = "V2") -> str:
-    """File name of a finalized manifest: V2 counts down from u64::MAX so listings start at the newest."""
-    ids.validate_version(version)
-    if naming_scheme == "V2":
-        return f"{_U64_MAX - version:0{_V2_DIGITS}d}{MANIFEST_SUFFIX}"
-    if naming_scheme == "V1":
-        return f"{version}{MANIFEST_SUFFIX}"
-    raise errors.InvalidInputError(f"naming_scheme must be 'V1' or 'V2', got {naming_scheme!r}")
-
-
-def parse_manifest_name(name: str) -> tuple[int, str] | None:
-    """``(version, scheme)`` of a finalized manifest file name; None for anything else (staging files,
-    ``latest_version_hint.json``, detached manifests)."""
-    if not name.endswith(MANIFEST_SUFFIX):
-        return None
-    stem = name[: -len(MANIFEST_SUFFIX)]
-    if not stem.isdigit():
-        return None
-    if len(stem) == _V2_DIGITS:
-        return _U64_MAX - int(stem), "V2"
-    return int(stem), "V1"
-
-
 def pause_point(step: str) -> None:
     """Crash-test hook (see CRASH_ENV): write ``<dir>/<step>`` and block this thread until killed.
 
@@ -123,10 +95,9 @@ def _stats(info: dict[str, Any]) -> tuple[int | None, str | None, int | None]:
     e_tag = info.get("ETag") or info.get("etag")
     mtime = info.get("mtime") or info.get("LastModified") or info.get("last_modified")
     millis: int | None = None
-    if hasattr(mtime, "timestamp"):
-        millis = int(mtime.timestamp() * 1000)
-    elif mtime is not None:
-        millis = int(float(mtime) * 1000)
+    if mtime is not None:
+        seconds = mtime.timestamp() if hasattr(mtime, "timestamp") else float(mtime)
+        millis = int(seconds * 1000)
     if e_tag is None and size is not None and millis is not None:
         # Local files have no entity tag; size and mtime change whenever the content does.
         e_tag = f'"{millis:x}-{size:x}"'
@@ -134,18 +105,19 @@ def _stats(info: dict[str, Any]) -> tuple[int | None, str | None, int | None]:
 
 
 class VersionManager:
-    """Version operations of one DirectoryNamespace (it delegates its version methods here)."""
+    """Version operations of one DirectoryNamespace (it delegates its version methods here; the
+    commits themselves are in commit.py)."""
 
-    def __init__(self, ns: Any) -> None:
-        self._ns = ns
+    def __init__(self, context: NamespaceContext) -> None:
+        self._ctx = context
 
     # ----------------------------------------------------------------------------- mode and lookup
     def management_enabled(self) -> bool:
         """True when the ``__manifest`` metadata turns table version management on."""
-        return self._ns.manifest_enabled and self._ns._manifest.metadata().get(TVM_KEY, "").lower() == "true"
+        return self._ctx.manifest_enabled and self._ctx.manifest.metadata().get(TVM_KEY, "").lower() == "true"
 
     def _table(self, table_id: Sequence[str]) -> ResolvedTable:
-        return self._ns._resolve_table(ids.validate(table_id, what="table", allow_root=False))
+        return self._ctx.resolve_table(ids.validate(table_id, what="table", allow_root=False))
 
     def _version_object_id(self, table_id: Sequence[str], version: int) -> str:
         return f"{ids.object_id(table_id)}{ids.DELIMITER}{version}"
@@ -153,7 +125,7 @@ class VersionManager:
     def _file_versions(self, location: str) -> dict[int, tuple[str, dict[str, Any]]]:
         """Finalized manifests in ``_versions/``: version -> (file name, fsspec info)."""
         found: dict[int, tuple[str, dict[str, Any]]] = {}
-        for info in self._ns._fs.ls(_join(location, VERSIONS_DIR)):
+        for info in self._ctx.fs.ls(_join(location, VERSIONS_DIR)):
             name = info["name"].rstrip("/").rsplit("/", 1)[-1]
             parsed = parse_manifest_name(name)
             if parsed is not None:
@@ -162,7 +134,7 @@ class VersionManager:
 
     def _rows(self, table_id: Sequence[str]) -> dict[int, dict[str, Any]]:
         """``table_version`` rows of one table: version -> decoded metadata JSON."""
-        view = self._ns._manifest.current()
+        view = self._ctx.manifest.current()
         oid = ids.object_id(table_id)
         found: dict[int, dict[str, Any]] = {}
         for suffix in view.children(oid, TABLE_VERSION):
@@ -184,13 +156,13 @@ class VersionManager:
             ]
             return ManifestChange(replace=present) if present else None
 
-        self._ns._manifest.commit(plan)
+        self._ctx.manifest.commit(plan)
 
     def _transaction_properties(self, location: str, versions: Sequence[int]) -> dict[int, dict[str, str]]:
         """Lance transaction properties of each version (read from its ``_transactions/*.txn``)."""
         if not versions:
             return {}
-        dataset = self._ns._open_dataset(location)
+        dataset = self._ctx.open_dataset(location)
         found: dict[int, dict[str, str]] = {}
         for version in versions:
             try:
@@ -241,11 +213,7 @@ class VersionManager:
         return table
 
     def list_table_versions(
-        self,
-        id: Sequence[str],
-        descending: bool = False,
-        page_token: str | None = None,
-        limit: int | None = None,
+        self, id: Sequence[str], descending: bool, page_token: str | None, limit: int | None
     ) -> Page:
         """Versions sorted by number; ``page_token`` is the last version of the previous page."""
         ids.validate_page(page_token, limit)
@@ -278,24 +246,9 @@ class VersionManager:
     # ------------------------------------------------------------------------------------ creating
     def _staging(self, table: ResolvedTable, manifest_path: str) -> tuple[str, dict[str, Any]]:
         """Absolute staging path and its info; InvalidInput (13) when it is not a readable file."""
-        if not self._ns._fs.exists(manifest_path):
+        if not self._ctx.fs.exists(manifest_path):
             raise errors.InvalidInputError(f"staging manifest not found at {manifest_path}")
-        return manifest_path, self._ns._fs.info(manifest_path)
-
-    def create_table_version(
-        self,
-        id: Sequence[str],
-        version: int,
-        manifest_path: str,
-        naming_scheme: str = "V2",
-        metadata: dict[str, str] | None = None,
-    ) -> TableVersion:
-        """Make a staged manifest version ``version`` of table ``id`` (spec CreateTableVersion).
-
-        Raises TableVersionAlreadyExists (12) when the version exists, as the spec says; native
-        pylance raises ConcurrentModification (14) instead (see README "Table versions and commits")."""
-        entry = VersionEntry(list(id), version, manifest_path, naming_scheme, dict(metadata or {}))
-        return self.batch_create_table_versions([entry])[0]
+        return manifest_path, self._ctx.fs.info(manifest_path)
 
     def batch_create_table_versions(self, entries: Sequence[VersionEntry]) -> list[TableVersion]:
         """Create several versions; atomic across tables when version management is on.
@@ -333,13 +286,13 @@ class VersionManager:
         name = manifest_name(entry.version, entry.naming_scheme)
         final = _join(table.location, VERSIONS_DIR, name)
         try:
-            self._ns._fs.put_if_not_exists(final, self._ns._fs.read_bytes(staging))
+            self._ctx.fs.put_if_not_exists(final, self._ctx.fs.read_bytes(staging))
         except FileExistsError as exc:
             raise errors.TableVersionAlreadyExistsError(
                 f"table {ids.display(table.id)} already has version {entry.version}"
             ) from exc
-        self._ns._fs.rm(staging)
-        size, e_tag, millis = _stats(self._ns._fs.info(final))
+        self._ctx.fs.rm(staging)
+        size, e_tag, millis = _stats(self._ctx.fs.info(final))
         return TableVersion(entry.version, final, size, e_tag, millis, dict(entry.metadata))
 
     def _commit_managed(
@@ -356,7 +309,7 @@ class VersionManager:
         rows = []
         for entry, table in zip(entries, tables, strict=True):
             staging, info = self._staging(table, entry.manifest_path)
-            if self._ns._fs.exists(_join(table.location, VERSIONS_DIR, manifest_name(entry.version))):
+            if self._ctx.fs.exists(_join(table.location, VERSIONS_DIR, manifest_name(entry.version))):
                 raise errors.TableVersionAlreadyExistsError(
                     f"table {ids.display(table.id)} already has version {entry.version}"
                 )
@@ -372,7 +325,7 @@ class VersionManager:
             rows.append(self._row(table.id, entry.version, meta))
         pause_point("staged")
         try:
-            self._ns._manifest.insert(new_table_rows + rows)
+            self._ctx.manifest.insert(new_table_rows + rows)
         except errors.DuplicateObjectIdError as exc:
             taken = [oid for oid in exc.object_ids if oid not in {r["object_id"] for r in new_table_rows}]
             if not taken:
@@ -410,8 +363,8 @@ class VersionManager:
         return path[len(prefix) :]
 
     def _remove_staging(self, table: ResolvedTable, manifest_path: str) -> None:
-        if self._ns._fs.exists(manifest_path):
-            self._ns._fs.rm(manifest_path)
+        if self._ctx.fs.exists(manifest_path):
+            self._ctx.fs.rm(manifest_path)
 
     def _finalize(
         self, table: ResolvedTable, version: int, meta: dict[str, Any]
@@ -423,22 +376,22 @@ class VersionManager:
         final = _join(table.location, final_rel)
         if meta["manifest_path"] != final_rel:
             staging = _join(table.location, meta["manifest_path"])
-            if self._ns._fs.exists(staging):
-                data = self._ns._fs.read_bytes(staging)
+            if self._ctx.fs.exists(staging):
+                data = self._ctx.fs.read_bytes(staging)
                 try:
-                    self._ns._fs.put_if_not_exists(final, data)
+                    self._ctx.fs.put_if_not_exists(final, data)
                 except FileExistsError as exc:
-                    if self._ns._fs.read_bytes(final) != data:
+                    if self._ctx.fs.read_bytes(final) != data:
                         raise errors.InternalError(
                             f"{final} exists with other content than the committed manifest of "
                             f"{ids.display(table.id)} version {version}"
                         ) from exc
-            elif not self._ns._fs.exists(final):
+            elif not self._ctx.fs.exists(final):
                 raise errors.InternalError(
                     f"{ids.display(table.id)} version {version}: neither the staged manifest "
                     f"{staging} nor the final {final} exists"
                 )
-        size, e_tag, millis = _stats(self._ns._fs.info(final))
+        size, e_tag, millis = _stats(self._ctx.fs.info(final))
         new_meta = dict(meta, manifest_path=final_rel, manifest_size=size, e_tag=e_tag)
         version_info = TableVersion(
             version,
@@ -480,7 +433,7 @@ class VersionManager:
             )
         doomed = sorted(set(versions) & set(existing))
         for version in doomed:
-            self._ns._fs.rm(existing[version].manifest_path)
+            self._ctx.fs.rm(existing[version].manifest_path)
         if doomed and self.management_enabled():
             object_ids = [self._version_object_id(table.id, v) for v in doomed]
 
@@ -488,46 +441,5 @@ class VersionManager:
                 present = [i for i in object_ids if view.get(i) is not None]
                 return ManifestChange(delete=present) if present else None
 
-            self._ns._manifest.commit(plan)
+            self._ctx.manifest.commit(plan)
         return len(doomed)
-
-    # ------------------------------------------------------------------------------------- commits
-    def commit_table(
-        self,
-        id: Sequence[str],
-        operation: Any,
-        read_version: int | None = None,
-        transaction_properties: dict[str, str] | None = None,
-        *,
-        location: str | None = None,
-    ) -> int:
-        """Commit one Lance operation to table ``id``; see commit.py (``location``: of a new table)."""
-        from dbt.adapters.lancens.namespace import commit
-
-        return commit.commit_table(self, id, operation, read_version, transaction_properties, location)
-
-    def restore_table(self, id: Sequence[str], version: int) -> int:
-        """Add a version whose content equals ``version``; see commit.py."""
-        from dbt.adapters.lancens.namespace import commit
-
-        return commit.restore_table(self, id, version)
-
-    def stage_table_commit(
-        self,
-        id: Sequence[str],
-        operation: Any,
-        read_version: int | None = None,
-        transaction_properties: dict[str, str] | None = None,
-        *,
-        location: str | None = None,
-    ) -> StagedCommit:
-        """Write a new version that no namespace reader sees until ``publish``; see commit.py."""
-        from dbt.adapters.lancens.namespace import commit
-
-        return commit.stage_table_commit(self, id, operation, read_version, transaction_properties, location)
-
-    def publish(self, staged: Sequence[StagedCommit]) -> dict[tuple[str, ...], int]:
-        """Make staged versions visible in one manifest commit; see commit.py."""
-        from dbt.adapters.lancens.namespace import commit
-
-        return commit.publish(self, staged)
