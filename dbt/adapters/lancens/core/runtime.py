@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from dbt.adapters.events.logging import AdapterLogger
 from pyspark.logger import PySparkLogger
 from pyspark.sql import DataFrame, SparkSession
 
@@ -20,6 +21,9 @@ from dbt.adapters.lancens.core.errors import missing_database, missing_relation,
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.spark import catalog, get_or_create_session
 from dbt.adapters.lancens.spark.pushdown import sql_with_pushdown
+from dbt.adapters.lancens.spark.warmup import warm_up
+
+logger = AdapterLogger("lancens")
 
 # Each retry registers one more relation; a query reading more than this many unknown relations
 # is unusual enough to stop rather than loop.
@@ -45,6 +49,7 @@ class LancensRuntime:
     lock: threading.RLock = field(default_factory=threading.RLock)
     _spark: SparkSession | None = None
     _threads: threading.local = field(default_factory=threading.local)
+    _warming: threading.Thread | None = None
 
     @property
     def spark(self) -> SparkSession:
@@ -59,6 +64,27 @@ class LancensRuntime:
                         raise SparkStartError(spark_start_error(exc, self.spark_files_dir)) from exc
                     _quiet_query_context_loggers()
         return self._spark
+
+    def start_in_background(self) -> None:
+        """Start Spark and warm its Python workers on a daemon thread, once per process.
+
+        Called when the adapter is created for a command that will run Spark, so the JVM launch and
+        the workers' imports overlap dbt's own start-up (parsing) instead of the first model. A
+        failure is left for the first real use of `spark` to raise, with its own message."""
+        with self.lock:
+            if self._warming is not None:
+                return
+            self._warming = threading.Thread(
+                target=self._start_and_warm, name="lancens-spark-start", daemon=True
+            )
+        self._warming.start()
+
+    def _start_and_warm(self) -> None:
+        try:
+            self.activate()  # starts Spark; a new thread has no active session for the lance source
+            warm_up(self.spark)
+        except Exception:  # the foreground's first use of `spark` reports what went wrong
+            logger.debug("background Spark start failed", exc_info=True)
 
     def activate(self) -> None:
         """Make this session the JVM's active one for the calling thread, with its job description.
