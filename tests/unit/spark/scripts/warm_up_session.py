@@ -49,9 +49,9 @@ def main() -> None:
             argv = _cmdline(pid)
             if "pyspark.daemon" not in argv:
                 continue
-            kind = argv[argv.index("pyspark.daemon") + 1] if argv[-1] != "pyspark.daemon" else "pyspark.worker"
-            workers = [child for child in _children(pid)]
-            kinds[kind] = kinds.get(kind, False) or any(_loads_lance(child) for child in workers)
+            after = argv[argv.index("pyspark.daemon") + 1 :]
+            kind = after[0] if after else "pyspark.worker"
+            kinds[kind] = kinds.get(kind, False) or any(_loads_lance(child) for child in _children(pid))
         except (FileNotFoundError, ProcessLookupError):
             continue
     print(json.dumps(kinds, sort_keys=True))
