@@ -140,8 +140,9 @@ class NamespaceContext:
         """
         valid_id = ids.validate(table_id, what="table", allow_root=False)
         with self.manifest.snapshot():
-            self.require_namespace(valid_id[:-1])
+            # the row first: in a large manifest its point query brings the namespaces' rows along
             row = self.manifest.get(ids.object_id(valid_id)) if self.manifest_enabled else None
+            self.require_namespace(valid_id[:-1])
         kind = kinds.object_kind(row) if row is not None else None
         if kind == kinds.TABLE:
             assert row is not None

@@ -79,6 +79,12 @@ def split(object_id_: str) -> list[str]:
     return object_id_.split(DELIMITER) if object_id_ else []
 
 
+def with_ancestors(object_id_: str) -> list[str]:
+    """``a$b$t`` -> ``["a", "a$b", "a$b$t"]``: the object and the namespaces it lives in."""
+    parts = split(object_id_)
+    return [object_id(parts[: depth + 1]) for depth in range(len(parts))]
+
+
 def display(identifier: Sequence[str]) -> str:
     """How identifiers appear in error messages: dotted, root shown as ``<root>``."""
     return ".".join(identifier) if identifier else "<root>"

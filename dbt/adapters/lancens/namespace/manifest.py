@@ -37,7 +37,7 @@ import lance
 import pyarrow as pa
 from lance.lance import _Session as LanceSession
 
-from dbt.adapters.lancens.namespace import datasets, errors, maintenance
+from dbt.adapters.lancens.namespace import datasets, errors, ids, maintenance
 from dbt.adapters.lancens.namespace.snapshot import ManifestSnapshot, Row
 from dbt.adapters.lancens.namespace.storage import Storage
 
@@ -107,13 +107,18 @@ class ManifestView:
         return None if self._large else self.snapshot()
 
     def get(self, object_id: str) -> Row | None:
+        """The row of ``object_id``, or None. A point query also fetches the rows of the namespaces
+        above it, which the caller checks next (one indexed query instead of one per level)."""
         snapshot = self._in_memory()
         if snapshot is not None:
             return snapshot.get(object_id)
         if object_id not in self._found:
             assert self._dataset is not None
-            rows = self._dataset.to_table(filter=f"object_id = {_sql_string(object_id)}").to_pylist()
-            self._found[object_id] = rows[0] if rows else None
+            wanted = ids.with_ancestors(object_id)
+            listed = ", ".join(_sql_string(i) for i in wanted)
+            rows = self._dataset.to_table(filter=f"object_id IN ({listed})").to_pylist()
+            found = {row["object_id"]: row for row in rows}
+            self._found.update({i: found.get(i) for i in wanted})
         return self._found[object_id]
 
     @property

@@ -303,7 +303,8 @@ class TableOps:
         writer stopped after its row insert is finished before the dataset is opened."""
         if version is not None:
             ids.validate_version(version)
-        return self._table_info(self._resolve_settled(id), version)
+        with self._ctx.manifest.snapshot():  # one __manifest open for every lookup below
+            return self._table_info(self._resolve_settled(id), version)
 
     def _resolve_settled(self, table_id: Sequence[str]) -> ResolvedTable:
         """``_resolve_table``, plus (table version management) finishing interrupted commits."""
