@@ -37,7 +37,7 @@ import lance
 import pyarrow as pa
 from lance.lance import _Session as LanceSession
 
-from dbt.adapters.lancens.namespace import datasets, errors, ids, maintenance
+from dbt.adapters.lancens.namespace import datasets, errors, ids, layout, maintenance
 from dbt.adapters.lancens.namespace.snapshot import ManifestSnapshot, Row
 from dbt.adapters.lancens.namespace.storage import Storage
 
@@ -54,6 +54,9 @@ SCHEMA = pa.schema(
 READER_FLAGS = "lance.namespace.manifest.reader_feature_flags"
 WRITER_FLAGS = "lance.namespace.manifest.writer_feature_flags"
 RETRY_SECONDS = 120.0
+HINT_PROBES = 16
+"""How many versions past ``latest_version_hint.json`` an open looks for before it lets Lance list
+``_versions/`` (Lance rewrites the hint after every commit, so it is rarely more than one behind)."""
 _CONFLICT_WORDS = ("conflict", "concurrent", "preempted", "incompatible transaction", "found matching row")
 
 
@@ -180,7 +183,7 @@ class ManifestTable:
         # so the open must see it unless its file is gone. (Reading it after the open would race
         # with a concurrent writer's commit and report damage that is not there.)
         hinted = self._hinted_version()
-        dataset = self._open_latest()
+        dataset = self._open_from_hint(hinted) or self._open_latest()
         if dataset is None:
             if hinted > 0:
                 raise errors.InternalError(
@@ -198,6 +201,36 @@ class ManifestTable:
         # A memory:// store lives only while a dataset references it: keep the latest handle.
         self._handle = dataset
         return dataset
+
+    def _open_from_hint(self, hinted: int) -> lance.LanceDataset | None:
+        """The latest version, found from the hint without listing ``_versions/``; None to let Lance
+        list (no hint, a hint too far behind, an unexpected file name).
+
+        Lance finds "latest" by listing ``_versions/``, which holds one manifest per commit: at
+        3,000 commits that listing made every open 25 times slower (1.4 ms against 0.06 ms). The
+        hint names a committed version; the versions after it, if any, are found by checking for
+        their (computable) file names, and that version is opened directly."""
+        if hinted <= 0:
+            return None
+        schemes = [s for s in ("V2", "V1") if self._storage.exists(self._version_file(hinted, s))]
+        if not schemes:
+            return None
+        version = hinted
+        for _ in range(HINT_PROBES):
+            if not self._storage.exists(self._version_file(version + 1, schemes[0])):
+                break
+            version += 1
+        else:
+            return None
+        try:
+            return lance.dataset(
+                self.uri, version=version, storage_options=self._storage_options, session=self._session
+            )
+        except (OSError, ValueError):
+            return None  # the listing path below decides what is wrong
+
+    def _version_file(self, version: int, scheme: str) -> str:
+        return f"{self.uri}/{layout.VERSIONS_DIR}/{layout.manifest_name(version, scheme)}"
 
     def _open_latest(self) -> lance.LanceDataset | None:
         try:
