@@ -10,6 +10,7 @@ import pytest
 
 from dbt.adapters.lancens.materializations.index_config import parse_indexes
 from dbt.adapters.lancens.materializations.indexes import RECORD_KEY, apply_indexes, recorded
+from dbt.adapters.lancens.metadata import catalog
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 
 DIMENSION = 8
@@ -112,6 +113,10 @@ def test_indexes_are_built_in_one_commit_and_serve_searches(namespace: Directory
     found = ds.to_table(full_text_query="lance", columns=["id"])["id"].to_pylist()
     assert found and all(i % 2 == 1 for i in found)
     assert ds.to_table(filter="id = 42", columns=["id"])["id"].to_pylist() == [42]
+    # `dbt docs` shows them: the catalog's `indexes` stat
+    entry = next(e for e in namespace.list_objects() if e.id == table)
+    shown = catalog.table_relation(namespace, entry).stats["indexes"]  # type: ignore[union-attr]
+    assert "embedding_ivf_pq (IVF_PQ on embedding)" in shown and "body_fts (Inverted on body)" in shown
 
 
 def test_new_rows_are_indexed_and_nothing_changes_when_nothing_is_due(namespace: DirectoryNamespace) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import agate
@@ -27,8 +29,26 @@ from dbt.adapters.lancens.core.connections import LancensConnectionManager
 from dbt.adapters.lancens.core.names import schema_to_namespace, table_id
 from dbt.adapters.lancens.core.relation import LancensRelation
 from dbt.adapters.lancens.core.runtime import LancensRuntime
-from dbt.adapters.lancens.materializations import contracts, incremental, python_models, seeds, snapshots
-from dbt.adapters.lancens.metadata import catalog, debug, docs, relations, schemas, versions
+from dbt.adapters.lancens.materializations import (
+    clone,
+    contracts,
+    incremental,
+    index_run,
+    python_models,
+    seeds,
+    snapshots,
+)
+from dbt.adapters.lancens.metadata import (
+    catalog,
+    debug,
+    docs,
+    maintenance,
+    relations,
+    schemas,
+    tags,
+    versions,
+)
+from dbt.adapters.lancens.spark import catalog as spark_catalog
 
 logger = AdapterLogger("lancens")
 
@@ -53,6 +73,11 @@ class LancensAdapter(SparkAdapter):
         ConstraintType.primary_key: ConstraintSupport.NOT_ENFORCED,
         ConstraintType.foreign_key: ConstraintSupport.NOT_ENFORCED,
     }
+
+    def __init__(self, config: Any, mp_context: Any) -> None:
+        super().__init__(config, mp_context)
+        # table id -> (indexes config, provenance) of tables an atomic-publish run staged
+        self._deferred_indexes: dict[tuple[str, ...], tuple[Any, dict[str, str]]] = {}
 
     @classmethod
     def type(cls) -> str:
@@ -119,8 +144,11 @@ class LancensAdapter(SparkAdapter):
         language: str = "sql",
         mode: str = "overwrite",
         provenance: dict[str, Any] | None = None,
+        indexes: list[dict[str, Any]] | None = None,
     ) -> AdapterResponse:
-        """Build the model's result and commit it as the relation's next Lance version."""
+        """Build the model's result and commit it as the relation's next Lance version.
+
+        `indexes` (the model's config): the columns a vector index names are written as vectors."""
         runtime = self.runtime
         name = relation.identifier or ""
         self._require_publish_hooks(runtime)
@@ -130,6 +158,9 @@ class LancensAdapter(SparkAdapter):
                 frame = python_models.run_python_model(runtime, code, name)
             else:
                 frame = runtime.sql(code, pushdown=True)
+            frame = index_run.vector_frame(
+                runtime, relation.table_id, frame, indexes, adds_rows=mode == "append"
+            )
             version = writes.write_frame(
                 runtime, table_id(relation.schema or "", name), frame, mode, _provenance(provenance)
             )
@@ -173,6 +204,33 @@ class LancensAdapter(SparkAdapter):
         self.cache_added(relation.incorporate(type="table"))
         rows = data.num_rows
         return AdapterResponse(_message=f"INSERT {rows} (version {version})", rows_affected=rows)
+
+    @available
+    def lancens_build_indexes(
+        self, relation: LancensRelation, indexes: list[dict[str, Any]] | None, provenance: dict[str, Any]
+    ) -> str:
+        """After a build: make the table's Lance indexes match its `indexes` config (index_run.py).
+
+        In an atomic-publish run the table's new version is staged, so its indexes are built right
+        after the run publishes it (`lancens_end_run`); returns what changed, for the log."""
+        runtime = self.runtime
+        with self.connections.exception_handler(f"indexes of {relation}"):
+            if publish.active(runtime) is not None:
+                self._deferred_indexes[tuple(relation.table_id)] = (indexes, _provenance(provenance))
+                return "built once the run publishes"
+            outcome = index_run.build_indexes(runtime, relation.table_id, indexes, _provenance(provenance))
+        return "" if outcome is None else outcome.summary()
+
+    @available
+    def lancens_shallow_clone(self, relation: LancensRelation, source: LancensRelation) -> AdapterResponse:
+        """`dbt clone`: the source's latest version as a Lance shallow clone (materializations/clone.py)."""
+        runtime = self.runtime
+        with self.connections.exception_handler(f"clone {source} as {relation}"):
+            version = clone.shallow_clone(runtime.namespace, source.table_id, relation.table_id)
+            with runtime.lock:
+                spark_catalog.sync_table(runtime.spark, runtime.namespace, relation.table_id)
+        self.cache_added(relation.incorporate(type="table"))
+        return AdapterResponse(_message=f"CLONE (version {version}, no data copied)")
 
     def _require_publish_hooks(self, runtime: LancensRuntime) -> None:
         """`atomic_publish: true` without the run hooks would publish table by table: refuse instead."""
@@ -325,9 +383,83 @@ class LancensAdapter(SparkAdapter):
             )
 
     @available
-    def lancens_at_version(self, relation: Any, version: int) -> str:
+    def lancens_at_version(self, relation: Any, version: int | str) -> str:
+        """A temp view of `version`: a number or a tag."""
+        table = versions.relation_table_id(relation)
         with self.connections.exception_handler(f"at_version {relation} {version}"):
-            return versions.at_version(self.runtime, versions.relation_table_id(relation), version)
+            number = tags.version_of(self.runtime.namespace, table, version)
+            return versions.at_version(self.runtime, table, number)
+
+    # -- tags, optimize, cleanup (issue 15) ----------------------------------------------------------
+    # Tags in metadata/tags.py; compaction and cleanup in metadata/maintenance.py.
+    @available
+    def lancens_create_tag(self, relation: Any, tag: str, version: int | None = None) -> int:
+        with self.connections.exception_handler(f"create_tag {relation} {tag}"):
+            return tags.create_tag(self.runtime.namespace, versions.relation_table_id(relation), tag, version)
+
+    @available
+    def lancens_delete_tag(self, relation: Any, tag: str) -> int:
+        with self.connections.exception_handler(f"delete_tag {relation} {tag}"):
+            return tags.delete_tag(self.runtime.namespace, versions.relation_table_id(relation), tag)
+
+    @available
+    def lancens_list_tags(self, relation: Any) -> list[dict[str, Any]]:
+        with self.connections.exception_handler(f"list_tags {relation}"):
+            return tags.list_tags(self.runtime.namespace, versions.relation_table_id(relation))
+
+    @available
+    def lancens_format_tags(self, relation: Any, rows: list[dict[str, Any]]) -> str:
+        return tags.format_tags(versions.relation_table_id(relation), rows)
+
+    @available
+    def lancens_optimize_table(
+        self, relation: Any, provenance: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Compact the table and index its unindexed rows; returns what changed."""
+        runtime = self.runtime
+        table = versions.relation_table_id(relation)
+        with self.connections.exception_handler(f"optimize_table {relation}"):
+            result = maintenance.optimize_table(runtime.namespace, table, _provenance(provenance))
+            if result.versions:
+                with runtime.lock:
+                    spark_catalog.sync_table(runtime.spark, runtime.namespace, table)
+        return dataclasses.asdict(result)
+
+    @available
+    def lancens_cleanup_table_versions(
+        self,
+        relation: Any,
+        retain_versions: int | None = None,
+        older_than_days: float | None = None,
+        grace_hours: float = 24,
+    ) -> str:
+        """Remove old untagged versions and killed runs' leftovers of one table; returns the report."""
+        with self.connections.exception_handler(f"cleanup_table_versions {relation}"):
+            report = maintenance.cleanup_table(
+                self.runtime.namespace,
+                versions.relation_table_id(relation),
+                _int_or_none(retain_versions, "retain_versions"),
+                _days(older_than_days),
+                timedelta(hours=float(grace_hours)),
+            )
+        return report.summary()
+
+    @available
+    def lancens_cleanup_namespace(
+        self,
+        retain_versions: int | None = None,
+        older_than_days: float | None = None,
+        grace_hours: float = 24,
+    ) -> str:
+        """`lancens_cleanup_table_versions` for every table, then the root's leftovers."""
+        with self.connections.exception_handler("cleanup_namespace"):
+            report = maintenance.cleanup_namespace(
+                self.runtime.namespace,
+                _int_or_none(retain_versions, "retain_versions"),
+                _days(older_than_days),
+                timedelta(hours=float(grace_hours)),
+            )
+        return report.summary()
 
     @available
     def lancens_begin_run(
@@ -351,6 +483,10 @@ class LancensAdapter(SparkAdapter):
         """on-run-end: publish the run's staged versions together, or nothing if a node failed."""
         with self._lancens_connection(), self.connections.exception_handler("atomic publish"):
             published = publish.finish(self.runtime, [str(getattr(s, "value", s)) for s in statuses])
+            deferred, self._deferred_indexes = self._deferred_indexes, {}
+            for table, (indexes, properties) in deferred.items():
+                if table in published:
+                    index_run.build_indexes(self.runtime, list(table), indexes, properties)
         return {".".join(key): version for key, version in published.items()}
 
     def acquire_connection(self, name: str | None = None) -> Any:
@@ -380,6 +516,7 @@ class LancensAdapter(SparkAdapter):
         language: str,
         spec: dict[str, Any],
         provenance: dict[str, Any] | None = None,
+        indexes: list[dict[str, Any]] | None = None,
     ) -> AdapterResponse:
         """Apply an incremental run's result to the existing table as its next Lance version."""
         runtime = self.runtime
@@ -387,6 +524,9 @@ class LancensAdapter(SparkAdapter):
             code = self.connections.model_sql(compiled_code, language)
             frame = incremental.model_frame(runtime, code, language, relation.identifier or "")
             spec_ = incremental.Spec(**spec)
+            frame = index_run.vector_frame(
+                runtime, relation.table_id, frame, indexes, spec_.unique_key, adds_rows=True
+            )
             version, rows = incremental.apply(
                 runtime, relation.table_id, str(relation), frame, spec_, _provenance(provenance)
             )
@@ -411,6 +551,23 @@ class LancensAdapter(SparkAdapter):
                 _provenance(provenance),
             )
         return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
+
+
+def _int_or_none(value: Any, name: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not str(value).strip().isdigit():
+        raise DbtRuntimeError(f"{name} must be a whole number, got {value!r}")
+    return int(value)
+
+
+def _days(value: Any) -> timedelta | None:
+    if value is None:
+        return None
+    try:
+        return timedelta(days=float(value))
+    except (TypeError, ValueError) as exc:
+        raise DbtRuntimeError(f"older_than_days must be a number of days, got {value!r}") from exc
 
 
 def _provenance(provenance: dict[str, Any] | None) -> dict[str, str]:

@@ -11,6 +11,7 @@ from dbt.adapters.spark.relation import SparkRelation
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from dbt.adapters.lancens.core.names import schema_to_namespace, table_id
+from dbt.adapters.lancens.materializations.index_config import IndexConfigError, parse_indexes
 from dbt.adapters.lancens.spark.catalog import database_name
 
 
@@ -41,6 +42,7 @@ class LancensRelation(SparkRelation):
                     f"{exc.msg} (schema {relation.schema!r}, {what} {relation.identifier!r})",
                     node=relation_config,
                 ) from exc
+            _check_indexes(relation_config)
         return relation
 
     def _render_iterator(self) -> Iterator[tuple[ComponentName | None, str | None]]:
@@ -70,3 +72,13 @@ class LancensRelation(SparkRelation):
     @property
     def spark_database(self) -> str:
         return database_name(self.namespace_id)
+
+
+def _check_indexes(relation_config: RelationConfig) -> None:
+    """A node's `indexes` config is read while dbt parses: an unknown key or type fails there."""
+    config = getattr(relation_config, "config", None)
+    raw = config.get("indexes") if config is not None and hasattr(config, "get") else None
+    try:
+        parse_indexes(raw)
+    except IndexConfigError as exc:
+        raise CompilationError(str(exc), node=relation_config) from exc

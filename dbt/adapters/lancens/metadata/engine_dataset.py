@@ -29,6 +29,14 @@ def version_management_on(namespace: DirectoryNamespace) -> bool:
     return namespace.describe_namespace([]).properties.get(TVM_KEY, "").lower() == "true"
 
 
+def latest(namespace: DirectoryNamespace, table_id: Sequence[str]) -> lance.LanceDataset:
+    """The table's latest version, for reading (its schema, indexes, tags)."""
+    location = namespace.describe_table(list(table_id)).location
+    return lance.dataset(
+        location, storage_options=namespace.storage_options or None, session=namespace.lance_session
+    )
+
+
 def open_for_commits(
     namespace: DirectoryNamespace, table_id: Sequence[str], properties: dict[str, str] | None = None
 ) -> lance.LanceDataset:
@@ -36,10 +44,10 @@ def open_for_commits(
 
     `properties`: who made the versions (recorded in their `table_version` rows under table
     version management; Lance's commit methods take no transaction properties otherwise)."""
+    if not version_management_on(namespace):
+        return latest(namespace, table_id)
     location = namespace.describe_table(list(table_id)).location
     options = namespace.storage_options or None
-    if not version_management_on(namespace):
-        return lance.dataset(location, storage_options=options, session=namespace.lance_session)
     store = _EngineVersions(namespace, list(table_id), location, dict(properties or {}))
     return lance.LanceDataset(
         location,
