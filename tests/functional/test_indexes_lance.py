@@ -12,6 +12,7 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 from dbt_common.exceptions import CompilationError
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
+from tests.functional.atomic_publish_project import AtomicPublishProject
 
 DIMENSION = 8
 # Deterministic embeddings in SQL: component i of row `id` is sin(id * (i + 1)).
@@ -31,11 +32,13 @@ select id,
 from range(300)
 """
 
-# Round 1: ids 0..299; round 2 updates ids 290..299 and adds 300..339.
+# Round 1: ids 0..299; round 2 updates ids 290..299 and adds 300..339. After each build the table is
+# compacted once it has more than 2 fragments, and only its 2 newest versions are kept.
 GROWING = f"""
 {{{{ config(materialized='incremental', unique_key='id', indexes=[
     {{'columns': ['embedding'], 'type': 'ivf_flat', 'num_partitions': 2}},
-    {{'columns': ['id'], 'type': 'btree'}}]) }}}}
+    {{'columns': ['id'], 'type': 'btree'}}],
+    lance_maintenance={{'optimize_over_fragments': 2, 'retain_versions': 2, 'older_than_days': 0}}) }}}}
 select id, {EMBEDDING} as embedding
 from range({{{{ 0 if var('round', 1) == 1 else 290 }}}}, {{{{ 300 if var('round', 1) == 1 else 340 }}}})
 """
@@ -121,6 +124,8 @@ class TestIndexesFromConfig:
         run_dbt(["run", "--select", "growing", "--vars", "{round: 2}"])
         growing = _dataset(lancens_root, project.test_schema, "growing")
         assert growing.count_rows() == 340
+        assert len(growing.get_fragments()) == 1  # lance_maintenance compacted it
+        assert len(growing.versions()) == 2  # and kept the newest two versions
         for name in ("embedding_ivf_flat", "id_btree"):
             stats = growing.stats.index_stats(name)
             assert stats["num_unindexed_rows"] == 0, name
@@ -164,3 +169,18 @@ class TestUnknownIndexKey:
     def test_fails_when_dbt_parses(self, project) -> None:
         with pytest.raises(CompilationError, match="unknown key `metrc` for a btree index"):
             run_dbt(["parse"])
+
+
+class TestIndexesUnderAtomicPublish(AtomicPublishProject):
+    """A staged version takes no second commit: its indexes are built right after the run publishes."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        config = "{{ config(materialized='table', indexes=[{'columns': ['id'], 'type': 'btree'}]) }}"
+        return {"published.sql": f"{config} select id from range(20)"}
+
+    def test_indexes_built_once_published(self, project, dbt_profile_target) -> None:
+        run_dbt(["run"])
+        published = _dataset(dbt_profile_target["root"], project.test_schema, "published")
+        assert _index_types(published) == {"id_btree": "BTree"}
+        assert published.stats.index_stats("id_btree")["num_indexed_rows"] == 20

@@ -68,7 +68,7 @@ class TestMaintenanceMacros:
         assert after.stats.index_stats("id_btree")["num_unindexed_rows"] == 0
         # the optimize versions carry who made them
         latest = ns.describe_table_version(table)
-        assert latest.metadata.get("dbt_model") == "operation.optimize_table"
+        assert latest.metadata.get("dbt_model") == "macro.lancens.optimize_table"
 
         run_dbt(
             [

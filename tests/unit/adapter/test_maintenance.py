@@ -154,6 +154,7 @@ def test_optimize_compacts_fragments_and_indexes_new_rows(namespace: DirectoryNa
     assert result.indexes_optimized == ["id_btree"]
     assert result.versions == list(range(before.version + 1, after.version + 1)) and result.versions
     assert after.to_table(filter="id = 333")["id"].to_pylist() == [333]
+    assert versions(namespace, TABLE)[-1] == after.version  # the history still lists (engine and Lance)
     # nothing to do: no version
     assert maintenance.optimize_table(namespace, TABLE, WHO).versions == []
 

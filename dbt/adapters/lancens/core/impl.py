@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import timedelta
@@ -34,6 +34,7 @@ from dbt.adapters.lancens.materializations import (
     contracts,
     incremental,
     index_run,
+    maintenance_config,
     python_models,
     seeds,
     snapshots,
@@ -76,8 +77,8 @@ class LancensAdapter(SparkAdapter):
 
     def __init__(self, config: Any, mp_context: Any) -> None:
         super().__init__(config, mp_context)
-        # table id -> (indexes config, provenance) of tables an atomic-publish run staged
-        self._deferred_indexes: dict[tuple[str, ...], tuple[Any, dict[str, str]]] = {}
+        # table id -> what to do once an atomic-publish run has published the table's staged version
+        self._after_publish: dict[tuple[str, ...], list[Callable[[], object]]] = {}
 
     @classmethod
     def type(cls) -> str:
@@ -214,12 +215,34 @@ class LancensAdapter(SparkAdapter):
         In an atomic-publish run the table's new version is staged, so its indexes are built right
         after the run publishes it (`lancens_end_run`); returns what changed, for the log."""
         runtime = self.runtime
+        table, properties = relation.table_id, _provenance(provenance)
         with self.connections.exception_handler(f"indexes of {relation}"):
             if publish.active(runtime) is not None:
-                self._deferred_indexes[tuple(relation.table_id)] = (indexes, _provenance(provenance))
-                return "built once the run publishes"
-            outcome = index_run.build_indexes(runtime, relation.table_id, indexes, _provenance(provenance))
+                self._defer(table, lambda: index_run.build_indexes(self.runtime, table, indexes, properties))
+                return "built once the run publishes" if indexes else ""
+            outcome = index_run.build_indexes(runtime, table, indexes, properties)
         return "" if outcome is None else outcome.summary()
+
+    @available
+    def lancens_maintain(self, relation: LancensRelation, raw: Any, provenance: dict[str, Any]) -> str:
+        """After a build: the `lance_maintenance` config's optimize and cleanup (maintenance_config.py)."""
+        config = maintenance_config.parse_maintenance(raw)
+        if config is None:
+            return ""
+        runtime = self.runtime
+        table, properties = relation.table_id, _provenance(provenance)
+        with self.connections.exception_handler(f"maintenance of {relation}"):
+            if publish.active(runtime) is not None:
+                self._defer(
+                    table,
+                    lambda: maintenance_config.after_build(self.runtime.namespace, table, config, properties),
+                )
+                return "once the run publishes"
+            return maintenance_config.after_build(runtime.namespace, table, config, properties)
+
+    def _defer(self, table: list[str], action: Callable[[], object]) -> None:
+        """Run `action` once the atomic-publish run has published the table (`lancens_end_run`)."""
+        self._after_publish.setdefault(tuple(table), []).append(action)
 
     @available
     def lancens_shallow_clone(self, relation: LancensRelation, source: LancensRelation) -> AdapterResponse:
@@ -483,10 +506,10 @@ class LancensAdapter(SparkAdapter):
         """on-run-end: publish the run's staged versions together, or nothing if a node failed."""
         with self._lancens_connection(), self.connections.exception_handler("atomic publish"):
             published = publish.finish(self.runtime, [str(getattr(s, "value", s)) for s in statuses])
-            deferred, self._deferred_indexes = self._deferred_indexes, {}
-            for table, (indexes, properties) in deferred.items():
-                if table in published:
-                    index_run.build_indexes(self.runtime, list(table), indexes, properties)
+            deferred, self._after_publish = self._after_publish, {}
+            for table, actions in deferred.items():
+                for action in actions if table in published else ():
+                    action()
         return {".".join(key): version for key, version in published.items()}
 
     def acquire_connection(self, name: str | None = None) -> Any:

@@ -12,6 +12,7 @@ from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from dbt.adapters.lancens.core.names import schema_to_namespace, table_id
 from dbt.adapters.lancens.materializations.index_config import IndexConfigError, parse_indexes
+from dbt.adapters.lancens.materializations.maintenance_config import MaintenanceConfigError, parse_maintenance
 from dbt.adapters.lancens.spark.catalog import database_name
 
 
@@ -42,7 +43,7 @@ class LancensRelation(SparkRelation):
                     f"{exc.msg} (schema {relation.schema!r}, {what} {relation.identifier!r})",
                     node=relation_config,
                 ) from exc
-            _check_indexes(relation_config)
+            _check_lance_configs(relation_config)
         return relation
 
     def _render_iterator(self) -> Iterator[tuple[ComponentName | None, str | None]]:
@@ -74,11 +75,14 @@ class LancensRelation(SparkRelation):
         return database_name(self.namespace_id)
 
 
-def _check_indexes(relation_config: RelationConfig) -> None:
-    """A node's `indexes` config is read while dbt parses: an unknown key or type fails there."""
+def _check_lance_configs(relation_config: RelationConfig) -> None:
+    """A node's `indexes` and `lance_maintenance` configs are read while dbt parses: an unknown key,
+    type or value fails there, naming the node."""
     config = getattr(relation_config, "config", None)
-    raw = config.get("indexes") if config is not None and hasattr(config, "get") else None
+    if config is None or not hasattr(config, "get"):
+        return
     try:
-        parse_indexes(raw)
-    except IndexConfigError as exc:
+        parse_indexes(config.get("indexes"))
+        parse_maintenance(config.get("lance_maintenance"))
+    except (IndexConfigError, MaintenanceConfigError) as exc:
         raise CompilationError(str(exc), node=relation_config) from exc

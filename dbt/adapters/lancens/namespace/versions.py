@@ -169,6 +169,10 @@ class VersionManager:
                 transaction = dataset.read_transaction(version)
             except (OSError, ValueError):
                 transaction = None  # the version's manifest or transaction file was deleted
+            except TypeError:
+                # pylance 14 cannot decode the index-remap transaction a compaction of an indexed
+                # table commits (`RewrittenIndex.__init__() missing ... arguments`): no properties
+                transaction = None
             found[version] = dict(transaction.transaction_properties or {}) if transaction else {}
         return found
 

@@ -17,6 +17,7 @@
         config.get('indexes')) -%}
   {% do store_result('main', response=response) %}
   {% do lancens_build_indexes(target_relation) %}
+  {% do lancens_maintain(target_relation) %}
 
   {% do apply_grants(target_relation, config.get('grants')) %}
   {% do persist_docs(target_relation, model) %}
