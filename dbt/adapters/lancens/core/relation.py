@@ -15,6 +15,10 @@ from dbt.adapters.lancens.materializations.index_config import IndexConfigError,
 from dbt.adapters.lancens.materializations.maintenance_config import MaintenanceConfigError, parse_maintenance
 from dbt.adapters.lancens.spark.catalog import database_name
 
+# Nodes that have a relation but never name a table (dbt names an on-run-start hook
+# `<project>-on-run-start-0`): their names are not checked.
+_NOT_TABLES = frozenset({"operation", "analysis"})
+
 
 @dataclass(frozen=True, eq=False, repr=False)
 class LancensRelation(SparkRelation):
@@ -33,7 +37,8 @@ class LancensRelation(SparkRelation):
         dbt calls this when it parses the project, so a schema or alias that cannot name a
         namespace table fails there, naming the node, before any connection or Spark starts."""
         relation = super().create_from(quoting, relation_config, **kwargs)
-        if relation.type != cls.CTE:
+        writes_or_reads = getattr(relation_config, "resource_type", None) not in _NOT_TABLES
+        if relation.type != cls.CTE and writes_or_reads:
             try:
                 relation.table_id  # noqa: B018 - validates every schema level and the table name
             except DbtRuntimeError as exc:
