@@ -64,6 +64,17 @@ def _lance_path(path: str) -> str:
     return parsed.path.lstrip("/")
 
 
+def version_response(version: TableVersion) -> dict[str, Any]:
+    """A table version as Lance's external manifest store protocol answers it (a dict)."""
+    return {
+        "version": version.version,
+        "manifest_path": _lance_path(version.manifest_path),
+        "manifest_size": version.manifest_size,
+        "e_tag": version.e_tag,
+        "timestamp_millis": version.timestamp_millis,
+    }
+
+
 class _VersionStore(LanceNamespace):
     """The external manifest store Lance calls during one managed commit (requests are dicts).
 
@@ -91,15 +102,6 @@ class _VersionStore(LanceNamespace):
     def namespace_id(self) -> str:
         return f"lancens-version-store({self._table.location})"
 
-    def _response(self, version: TableVersion) -> dict[str, Any]:
-        return {
-            "version": version.version,
-            "manifest_path": _lance_path(version.manifest_path),
-            "manifest_size": version.manifest_size,
-            "e_tag": version.e_tag,
-            "timestamp_millis": version.timestamp_millis,
-        }
-
     def _known_versions(self) -> dict[int, TableVersion]:
         """Versions as of now (resolved afresh: a racing writer may have registered the table)."""
         try:
@@ -113,7 +115,7 @@ class _VersionStore(LanceNamespace):
         if not request.get("descending", False):
             versions.reverse()
         limit = request.get("limit")
-        return {"versions": [self._response(v) for v in versions[:limit] if limit is None or limit > 0]}
+        return {"versions": [version_response(v) for v in versions[:limit] if limit is None or limit > 0]}
 
     def describe_table_version(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
         versions = self._known_versions()
@@ -122,7 +124,7 @@ class _VersionStore(LanceNamespace):
             wanted = max(versions)
         if wanted not in versions:
             raise errors.TableVersionNotFoundError(f"{ids.display(self._table.id)} has no version {wanted}")
-        return {"version": self._response(versions[wanted])}
+        return {"version": version_response(versions[wanted])}
 
     def create_table_version(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
         try:
@@ -147,10 +149,10 @@ class _VersionStore(LanceNamespace):
             )
             size = request.get("manifest_size")
             staged = TableVersion(version, staging, size, request.get("e_tag"), None, entry.metadata)
-            return {"version": self._response(staged)}
+            return {"version": version_response(staged)}
         rows = [self._table_row] if self._table_row else []
         [created] = self._manager._commit_managed([entry], [self._table], new_table_rows=rows)
-        return {"version": self._response(created)}
+        return {"version": version_response(created)}
 
 
 def _target(
