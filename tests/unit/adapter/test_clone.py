@@ -19,7 +19,7 @@ SOURCE = ["prod", "orders"]
 CLONE = ["dev", "orders"]
 
 
-@pytest.fixture(params=["local", "local-managed", "s3"])
+@pytest.fixture(params=["local", "local-managed", "s3", "s3-managed"])
 def namespace(request: pytest.FixtureRequest, tmp_path) -> DirectoryNamespace:
     if request.param.startswith("local"):
         ns = DirectoryNamespace(str(tmp_path / "root"))

@@ -12,6 +12,7 @@ from dbt.adapters.lancens.materializations.index_config import parse_indexes
 from dbt.adapters.lancens.materializations.indexes import RECORD_KEY, apply_indexes, recorded
 from dbt.adapters.lancens.metadata import catalog
 from dbt.adapters.lancens.namespace import DirectoryNamespace
+from dbt.adapters.lancens.namespace.versions import TVM_KEY
 
 DIMENSION = 8
 CONFIG = [
@@ -58,13 +59,15 @@ def documents(start: int, count: int) -> pa.Table:
     )
 
 
-@pytest.fixture(params=["local", "s3"])
+@pytest.fixture(params=["local", "s3", "s3-managed"])
 def namespace(request: pytest.FixtureRequest, tmp_path) -> DirectoryNamespace:
     if request.param == "local":
         ns = DirectoryNamespace(str(tmp_path / "root"))
     else:
         s3 = request.getfixturevalue("s3_server")
         ns = DirectoryNamespace(s3.uri(f"indexes/{tmp_path.name}"), storage_options=s3.storage_options)
+    if request.param.endswith("managed"):
+        ns.alter_namespace_properties([], {TVM_KEY: "true"})
     ns.create_namespace(["docs"])
     return ns
 

@@ -22,7 +22,7 @@ TABLE = ["docs", "t"]
 WHO = {"dbt_invocation_id": "maintenance-test"}
 
 
-@pytest.fixture(params=["local", "local-managed", "s3"])
+@pytest.fixture(params=["local", "local-managed", "s3", "s3-managed"])
 def namespace(request: pytest.FixtureRequest, tmp_path) -> DirectoryNamespace:
     if request.param.startswith("local"):
         ns = DirectoryNamespace(str(tmp_path / "root"))

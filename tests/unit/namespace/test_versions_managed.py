@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import lance
@@ -158,6 +159,25 @@ def test_batch_delete_removes_files_and_rows(ns: DirectoryNamespace) -> None:
     assert set(version_rows(ns)) == {"ns$t$2", "ns$t$3"}
     assert manifest_name(1) not in files(ns, T)
     assert [v.version for v in ns.list_table_versions(T).items] == [2, 3]
+
+
+def test_rows_whose_manifest_another_tool_deleted_are_not_versions_and_delete(ns: DirectoryNamespace) -> None:
+    """Lance's cleanup deletes manifests itself; the engine's rows for them must not break listings,
+    and batch_delete removes those rows (so a cleanup can delete files first, rows after)."""
+    for start in range(3):
+        append(ns, T, _rows(start))
+    lance.dataset(ns.describe_table(T).location).cleanup_old_versions(
+        older_than=timedelta(0), versions=[1, 2], error_if_tagged_old_versions=False
+    )
+    assert [name for name in files(ns, T) if name.endswith(".manifest")] == [manifest_name(3)]
+    assert set(version_rows(ns)) == {"ns$t$1", "ns$t$2", "ns$t$3"}
+
+    assert [v.version for v in ns.list_table_versions(T).items] == [3]
+    with pytest.raises(errors.TableVersionNotFoundError):
+        ns.describe_table_version(T, 1)
+    assert ns.batch_delete_table_versions(T, [1, 2]) == 2
+    assert set(version_rows(ns)) == {"ns$t$3"}
+    assert lance.dataset(ns.describe_table(T).location).to_table()["id"].to_pylist() == [0, 1, 1, 2, 2, 3]
 
 
 def test_staged_versions_are_invisible_until_one_publish(ns: DirectoryNamespace) -> None:

@@ -183,20 +183,18 @@ def _history(namespace: DirectoryNamespace, table_id: list[str], location: str) 
 def _remove_versions(
     namespace: DirectoryNamespace, table_id: list[str], location: str, doomed: list[int]
 ) -> int:
-    """Remove the `doomed` versions and the files only they reference; returns the bytes freed."""
-    storage = Storage(namespace.root, namespace.storage_options)
-    if version_management_on(namespace):
-        manifests = {
-            v.manifest_path for v in all_pages(namespace.list_table_versions, table_id) if v.version in doomed
-        }
-        saved = {path: storage.read_bytes(path) for path in manifests}
-        namespace.batch_delete_table_versions(table_id, doomed, ignore_missing=True)
-        for path, data in saved.items():
-            storage.write_bytes(path, data)
+    """Remove the `doomed` versions and the files only they reference; returns the bytes freed.
+
+    Lance's cleanup goes first (it decides which data files only those versions reference and
+    deletes their manifests); then the engine deletes the version rows whose manifests are gone,
+    under table version management. A crash between the two leaves rows the engine no longer lists
+    as versions, which the next cleanup deletes."""
     dataset = lance.dataset(location, storage_options=namespace.storage_options or None)
     stats = dataset.cleanup_old_versions(
         older_than=timedelta(0), versions=doomed, error_if_tagged_old_versions=False
     )
+    if version_management_on(namespace):
+        namespace.batch_delete_table_versions(table_id, doomed, ignore_missing=True)
     return int(stats.bytes_removed)
 
 
@@ -205,7 +203,7 @@ def _table_leftovers(
     namespace: DirectoryNamespace, table_id: list[str], location: str, grace: timedelta
 ) -> CleanupReport:
     """Staged and detached manifests no version needs, then data files no manifest references."""
-    storage = _fresh_storage(namespace)
+    storage = Storage(namespace.root, namespace.storage_options)
     report = CleanupReport()
     published = {
         v.manifest_path.rstrip("/").rsplit("/", 1)[-1]
@@ -250,7 +248,7 @@ def namespace_leftovers(
     namespace: DirectoryNamespace, locations: set[str], grace: timedelta
 ) -> CleanupReport:
     """Root-level leftovers older than `grace`: run scratch dirs and never-published table dirs."""
-    storage = _fresh_storage(namespace)
+    storage = Storage(namespace.root, namespace.storage_options)
     report = CleanupReport()
     for entry in storage.ls(storage.join(SCRATCH_DIR)):
         if entry.get("type") == "directory" and _newest_older_than(storage, entry["name"], grace):
@@ -300,14 +298,6 @@ def cleanup_namespace(
 
 
 # -- file helpers --------------------------------------------------------------------------------------
-def _fresh_storage(namespace: DirectoryNamespace) -> Storage:
-    """The root's storage with fsspec's listing cache dropped: Lance writes manifests and data files
-    behind fsspec's back, and a cached S3 listing would hide them from the sweep."""
-    storage = Storage(namespace.root, namespace.storage_options)
-    storage.fs.invalidate_cache()
-    return storage
-
-
 def _files(storage: Storage, path: str) -> Iterator[dict[str, Any]]:
     """Every file under `path`, with its fsspec info (name: the store's own path, no scheme)."""
     try:

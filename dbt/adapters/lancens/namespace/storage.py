@@ -25,7 +25,9 @@ def filesystem_for(root: str, storage_options: Mapping[str, str]) -> fsspec.Abst
     """The fsspec filesystem for ``root`` with Lance-style storage options translated."""
     protocol = root.split("://", 1)[0] if "://" in root else "file"
     if protocol in ("s3", "s3a"):
-        return fsspec.filesystem("s3", **s3fs_kwargs(storage_options))
+        # No listing cache: Lance (Rust) and other processes write under the root behind s3fs's back,
+        # so a cached listing of `_versions/` would hide a manifest staged a moment ago.
+        return fsspec.filesystem("s3", use_listings_cache=False, **s3fs_kwargs(storage_options))
     return fsspec.filesystem(protocol)
 
 

@@ -178,13 +178,20 @@ class VersionManager:
 
     # ------------------------------------------------------------------------------------- listing
     def _all_versions(self, table: ResolvedTable) -> dict[int, TableVersion]:
-        """Every version of a table, finishing managed versions whose finalize step never ran.
+        """Every version of a table, finishing managed versions whose finalize step never ran."""
+        return self._version_state(table)[0]
+
+    def _version_state(self, table: ResolvedTable) -> tuple[dict[int, TableVersion], set[int]]:
+        """The table's versions, and the managed rows whose finalized manifest is gone.
 
         In management mode rows are authoritative, and finalized files without a row (versions
         written before management was turned on) are reported too, so turning it on for an existing
-        table does not hide its history from readers nor from Lance's commit path."""
+        table does not hide its history from readers nor from Lance's commit path. A finalized row
+        whose manifest file no longer exists was removed by a tool that deletes manifests itself
+        (Lance's ``cleanup_old_versions``): it is not a version any more, and
+        ``batch_delete_table_versions`` deletes its row."""
         if table.declared_only:
-            return {}
+            return {}, set()
         files = self._file_versions(table.location)
         rows = self._rows(table.id) if self.management_enabled() else {}
         versions: dict[int, TableVersion] = {}
@@ -196,9 +203,21 @@ class VersionManager:
             versions[version] = TableVersion(
                 version, _join(table.location, VERSIONS_DIR, name), size, e_tag, millis, properties[version]
             )
+        gone: set[int] = set()
         for version, meta in rows.items():
+            if version not in files and self._manifest_gone(table, version, meta):
+                gone.add(version)
+                continue
             versions[version] = self._finish(table, version, meta)
-        return versions
+        return versions, gone
+
+    def _manifest_gone(self, table: ResolvedTable, version: int, meta: dict[str, Any]) -> bool:
+        """True for a finalized row whose manifest file does not exist.
+
+        Asked again of the store rather than answered from the listing: a writer may have finalized
+        the version between the listing and the row read."""
+        final = f"{VERSIONS_DIR}/{manifest_name(version, meta.get('naming_scheme', 'V2'))}"
+        return meta.get("manifest_path") == final and not self._ctx.fs.exists(_join(table.location, final))
 
     def settle(self, table: ResolvedTable) -> ResolvedTable:
         """Finish the table's managed versions whose writer stopped after the row insert.
@@ -423,14 +442,15 @@ class VersionManager:
         """Delete manifest files (and rows in management mode); returns how many versions went.
 
         Missing versions raise TableVersionNotFound (11) before anything is deleted, unless
-        ``ignore_missing``."""
+        ``ignore_missing``. A managed row whose manifest another tool already deleted counts as
+        present: its row is deleted, so a cleanup may remove files first and rows after."""
         if isinstance(versions, str) or not isinstance(versions, Sequence):
             raise errors.InvalidInputError(f"versions must be a list of version numbers, got {versions!r}")
         for version in versions:
             ids.validate_version(version, "versions")
         table = self._table(id)
-        existing = self._all_versions(table)
-        missing = sorted(set(versions) - set(existing))
+        existing, gone = self._version_state(table)
+        missing = sorted(set(versions) - set(existing) - gone)
         if missing and not ignore_missing:
             raise errors.TableVersionNotFoundError(
                 f"table {ids.display(table.id)} has no versions {', '.join(map(str, missing))}"
@@ -438,12 +458,13 @@ class VersionManager:
         doomed = sorted(set(versions) & set(existing))
         for version in doomed:
             self._ctx.fs.rm(existing[version].manifest_path)
-        if doomed and self.management_enabled():
-            object_ids = [self._version_object_id(table.id, v) for v in doomed]
+        rows_doomed = sorted(set(doomed) | (set(versions) & gone))
+        if rows_doomed and self.management_enabled():
+            object_ids = [self._version_object_id(table.id, v) for v in rows_doomed]
 
             def plan(view: ManifestView, concurrent: bool) -> ManifestChange | None:
                 present = [i for i in object_ids if view.get(i) is not None]
                 return ManifestChange(delete=present) if present else None
 
             self._ctx.manifest.commit(plan)
-        return len(doomed)
+        return len(rows_doomed)
