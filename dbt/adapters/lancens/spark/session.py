@@ -74,7 +74,7 @@ def get_or_create_session(
     os.environ.setdefault("SPARK_LOCAL_IP", _LOOPBACK)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    active = SparkSession.getActiveSession()
+    active = _running_session()
     if active is not None:
         for key, value in (config or {}).items():
             if active.conf.isModifiable(key):
@@ -99,6 +99,17 @@ def get_or_create_session(
         session = builder.getOrCreate()
     register_data_source(session)
     return session
+
+
+def _running_session() -> SparkSession | None:
+    """The process's session if its JVM already runs, asked from any thread.
+
+    `SparkSession.getActiveSession()` is per thread: a session started on dbt's background or model
+    threads is not "active" on another, and launching a driver JVM again would leak one JVM per
+    thread that asks (each takes hundreds of MB). The builder returns the existing session then."""
+    if SparkContext._active_spark_context is None:
+        return None
+    return SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
 
 
 def _start_jvm(master: str, app_name: str, settings: Mapping[str, str], files_dir: str) -> None:
