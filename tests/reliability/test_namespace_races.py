@@ -253,7 +253,8 @@ def test_mixed_with_native_writers_loses_nothing(
     request: pytest.FixtureRequest, racers: Racers, tmp_path: Path, seeded: bool
 ) -> None:
     """Two of our engines and two native pylance namespaces create namespaces, then tables, on one
-    root at once: everything either side reported created is there, and ours never fails raw."""
+    root at once: everything either side reported created is there (on a fresh root, unless native's
+    own whole-manifest rewrite removed it), and ours never fails raw."""
     for _ in range(REPEATS):
         root = _fresh_root(request, tmp_path, {})
         if seeded:
@@ -280,8 +281,32 @@ def test_mixed_with_native_writers_loses_nothing(
             assert not ours_failed, ours_failed
             ns = _ns(root, {})
             present = {tuple(entry.id) for entry in ns.list_objects()}
-            assert set(created) <= present, sorted(set(created) - present)
+            lost = sorted(set(created) - present)
+            if not seeded:
+                # Native pylance rewrites the whole manifest on each commit (an Overwrite); creating
+                # it on a fresh root, it can replace commits made in the same instant. That loss is
+                # native's: it is allowed here only when a native whole-manifest rewrite removed it.
+                lost = [name for name in lost if not _removed_by_native_rewrite(root, "$".join(name))]
+            assert not lost, lost
             assert len(_object_ids(root, {})) == len(set(_object_ids(root, {})))
+
+
+def _removed_by_native_rewrite(root: str, object_id: str) -> bool:
+    """True when the `__manifest` version that dropped `object_id` was not one of our engine's commits.
+
+    Ours are merge-inserts, deletes, compactions and index builds; the native namespace commits
+    every change as an Overwrite of all rows (and writes a transaction file only for version 1)."""
+    manifest = lance.dataset(f"{root}/__manifest")
+    had_it = False
+    for entry in manifest.versions():
+        version = int(entry["version"])
+        ids = lance.dataset(f"{root}/__manifest", version=version).to_table(columns=["object_id"])
+        if object_id in ids["object_id"].to_pylist():
+            had_it = True
+        elif had_it:
+            transaction = manifest.read_transaction(version)
+            return transaction is None or type(transaction.operation).__name__ == "Overwrite"
+    return False
 
 
 def _mixed(action: str, root: str, args: dict[str, object]) -> list[Task]:
