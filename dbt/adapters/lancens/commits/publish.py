@@ -17,6 +17,7 @@ import shutil
 import tempfile
 import threading
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import lance
@@ -78,7 +79,12 @@ def active(runtime: LancensRuntime) -> RunPublisher | None:
 
 
 def stage_frame(
-    runtime: LancensRuntime, table_id: list[str], frame: DataFrame, mode: str, properties: dict[str, str]
+    runtime: LancensRuntime,
+    table_id: list[str],
+    frame: DataFrame,
+    mode: str,
+    properties: dict[str, str],
+    not_null: Sequence[str] = (),
 ) -> int:
     """Write `frame` as a staged version of the table; returns the version it will have once published."""
     publisher = _require(runtime)
@@ -95,6 +101,7 @@ def stage_frame(
         .option("storage_options", json.dumps(namespace.storage_options))
         .option("commit_hook", staging.HOOK)
         .option("commit_hook_args", json.dumps(args))
+        .option("not_null", ",".join(not_null))
         .save(location)
     )
     return _staged(runtime, publisher, table_id, staging.read_record(record))

@@ -9,6 +9,9 @@ declaration is withdrawn so no empty table is left behind.
 from __future__ import annotations
 
 import json
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
 
 import lance
 import pyarrow as pa
@@ -29,32 +32,42 @@ def write_frame(
     frame: DataFrame,
     mode: str,
     transaction_properties: dict[str, str],
+    not_null: Sequence[str] = (),
 ) -> int:
-    """Write `frame` to the table (`overwrite` replaces its rows, `append` adds); return the new version."""
+    """Write `frame` to the table (`overwrite` replaces its rows, `append` adds); return the new version.
+
+    `not_null` columns (a contract's constraints) become non-nullable Lance fields on overwrite."""
     if mode not in WRITE_MODES:
         raise ValueError(f"write mode must be one of {WRITE_MODES}, got {mode!r}")
     if publish.active(runtime) is not None:  # atomic publish: stage now, publish at the end of the run
-        return publish.stage_frame(runtime, table_id, frame, mode, transaction_properties)
+        return publish.stage_frame(runtime, table_id, frame, mode, transaction_properties, not_null)
     namespace = runtime.namespace
     runtime.activate()
     declared_here = _ensure_declared(runtime, table_id)
     location = namespace.describe_table(table_id).location
-    args = hook_args(namespace, table_id, transaction_properties)
-    try:
-        (
-            frame.write.format("lance")
-            .mode(mode)
-            .option("storage_options", json.dumps(namespace.storage_options))
-            .option("commit_hook", HOOK)
-            .option("commit_hook_args", json.dumps(args))
-            .save(location)
-        )
-    except BaseException:
-        if declared_here:
-            _withdraw(runtime, table_id)
-        raise
+    with tempfile.TemporaryDirectory(prefix="lancens-commit-") as report_dir:
+        report = Path(report_dir, "version")
+        args = hook_args(namespace, table_id, transaction_properties, report_to=str(report))
+        try:
+            (
+                frame.write.format("lance")
+                .mode(mode)
+                .option("storage_options", json.dumps(namespace.storage_options))
+                .option("commit_hook", HOOK)
+                .option("commit_hook_args", json.dumps(args))
+                .option("not_null", ",".join(not_null))
+                .save(location)
+            )
+        except BaseException:
+            if declared_here:
+                _withdraw(runtime, table_id)
+            raise
+        committed = report.read_text() if report.exists() else ""
     with runtime.lock:
         catalog.sync_table(runtime.spark, namespace, table_id)
+    if committed:
+        return int(committed)
+    # The commit ran where this process cannot see its report (a driver on another host).
     version = namespace.describe_table(table_id).version
     return int(version) if version is not None else 0
 

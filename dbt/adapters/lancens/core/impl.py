@@ -146,10 +146,12 @@ class LancensAdapter(SparkAdapter):
         mode: str = "overwrite",
         provenance: dict[str, Any] | None = None,
         indexes: list[dict[str, Any]] | None = None,
+        not_null: list[str] | None = None,
     ) -> AdapterResponse:
         """Build the model's result and commit it as the relation's next Lance version.
 
-        `indexes` (the model's config): the columns a vector index names are written as vectors."""
+        `indexes` (the model's config): the columns a vector index names are written as vectors.
+        `not_null` (a contract's constraints): columns written as non-nullable Lance fields."""
         runtime = self.runtime
         name = relation.identifier or ""
         self._require_publish_hooks(runtime)
@@ -163,7 +165,12 @@ class LancensAdapter(SparkAdapter):
                 runtime, relation.table_id, frame, indexes, adds_rows=mode == "append"
             )
             version = writes.write_frame(
-                runtime, table_id(relation.schema or "", name), frame, mode, _provenance(provenance)
+                runtime,
+                table_id(relation.schema or "", name),
+                frame,
+                mode,
+                _provenance(provenance),
+                not_null or (),
             )
         self.cache_added(relation.incorporate(type="table"))
         return AdapterResponse(_message=f"OK (version {version})", rows_affected=None)
