@@ -7,7 +7,7 @@ cd "$PROJECT_ROOT"
 set +e
 # Two workers (one JVM each) overlap Spark start-up and the dbt subprocesses' waits; a test class
 # stays on one worker so dbt-tests-adapter's class-scoped project is built once.
-"$VENV_BIN/python" -m pytest -n 2 --dist loadscope "$@"
+"$VENV_BIN/python" -m pytest -n 2 --dist loadscope --durations=30 "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

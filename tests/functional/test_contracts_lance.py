@@ -99,6 +99,8 @@ class TestContractsOnLance:
         assert schema.field("color").type in (pa.string(), pa.large_string())
         assert schema.field("amount").type == pa.decimal128(10, 2)
         assert pa.types.is_timestamp(schema.field("seen").type)
+        # `not_null` columns are non-nullable Lance fields: native writers cannot add nulls either
+        assert [schema.field(name).nullable for name in schema.names] == [False, False, True, True]
         assert sorted(dataset.to_table().column("id").to_pylist()) == [1, 2]
         # primary_key / unique are accepted with dbt's warning; check and not_null are enforced
         flat = _flat(log)

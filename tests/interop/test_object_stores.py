@@ -20,7 +20,7 @@ def test_s3_full_cycle(s3_server):
     ns.create_table(["t"], DATA)
     child = ns.create_table(["a", "c"], DATA, {"p": "q"})
     ns.declare_table(["a", "d"])
-    assert ns._fs.read_bytes(ns.table_location(["a", "d"]) + "/.lance-reserved") == b"reserved"
+    assert ns._context.fs.read_bytes(ns.table_location(["a", "d"]) + "/.lance-reserved") == b"reserved"
     assert ns.list_tables([]).items == ["t"] and ns.list_tables(["a"]).items == ["c", "d"]
     assert lance.dataset(child.location, storage_options=ns.storage_options).count_rows() == 3
     renamed = ns.rename_table(["t"], ["u"])  # object store: shallow clone, no data copy
@@ -29,7 +29,7 @@ def test_s3_full_cycle(s3_server):
     other = DirectoryNamespace.from_properties(ns.properties)
     assert other.describe_table(["a", "c"]).properties == {"p": "q"}
     ns.drop_table(["u"])
-    assert not ns._fs.exists(root + "/t.lance") and not ns._fs.exists(renamed.location)
+    assert not ns._context.fs.exists(root + "/t.lance") and not ns._context.fs.exists(renamed.location)
     theirs = native_ns.DirectoryNamespace(**props)
     assert theirs.list_tables(lns.ListTablesRequest(id=["a"])).tables == ["c", "d"]
 
@@ -37,13 +37,13 @@ def test_s3_full_cycle(s3_server):
 def test_s3_put_if_not_exists_is_conditional(s3_server):
     ns = DirectoryNamespace(s3_server.uri("engine-put"), storage_options=s3_server.storage_options)
     path = ns.root + "/x/marker"
-    ns._fs.put_if_not_exists(path, b"one")
+    ns._context.fs.put_if_not_exists(path, b"one")
     try:
-        ns._fs.put_if_not_exists(path, b"two")
+        ns._context.fs.put_if_not_exists(path, b"two")
         raise AssertionError("second put must fail")
     except FileExistsError:
         pass
-    assert ns._fs.read_bytes(path) == b"one"
+    assert ns._context.fs.read_bytes(path) == b"one"
 
 
 def test_memory_root_manifest_mode(tmp_path):

@@ -60,10 +60,11 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     inputs = _project(base, "inputs", str(inputs_root))
     inputs.write("models/good.sql", "{{ config(materialized='table') }}\nselect no_such_column from range(3)")
     inputs.write("seeds/ok.csv", "a,b\n1,2\n3,4,5\n")
-    inputs.write("models/bad-name.sql", GOOD_SQL)
-    # dbt creates every schema before any node runs, so a bad schema fails the whole invocation.
+    # A name no namespace table or level can have fails the whole invocation when dbt parses it.
+    names = make_project(base / "names", str(inputs_root), sample=False)
+    names.write("models/bad-name.sql", GOOD_SQL)
     schema = make_project(base / "schema", str(inputs_root), sample=False)
-    schema.write("models/odd_schema.sql", "{{ config(schema='bad__level') }}\nselect 1 as id")
+    schema.write("models/odd_schema.sql", "{{ config(schema='bad_level_') }}\nselect 1 as id")
 
     file_root = base / "a_file"
     file_root.write_text("not a directory\n")
@@ -95,6 +96,7 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     before = {name: tree(root) for name, root in roots.items()}
     plan = [
         [str(inputs.path), "build"],
+        [str(names.path), "run"],
         [str(schema.path), "run"],
         [str(file_project.path), "run"],
         [str(corrupt.path), "run"],
@@ -115,7 +117,7 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     print(json.dumps(outcomes, indent=1))
     return {
         "outcomes": dict(
-            zip(["inputs", "schema", "file", "corrupt", "missing", "drift"], outcomes, strict=True)
+            zip(["inputs", "names", "schema", "file", "corrupt", "missing", "drift"], outcomes, strict=True)
         ),
         "before": before,
         "roots": roots,
@@ -133,11 +135,12 @@ def test_bad_inputs_fail_clearly_and_change_nothing(cases: dict[str, Any]) -> No
     assert nodes["good"]["status"] == "error" and "no_such_column" in nodes["good"]["message"]
     assert nodes["ok"]["status"] == "error"
     assert "Expected 2 columns" in nodes["ok"]["message"] and "ok.csv" in nodes["ok"]["message"]
-    assert nodes["bad-name"]["status"] == "error"
-    assert "Invalid table name 'bad-name'" in nodes["bad-name"]["message"]
+    names = cases["outcomes"]["names"]
+    assert not names["success"]
+    assert "Invalid table name 'bad-name'" in names["exception"], names
     schema = cases["outcomes"]["schema"]
     assert not schema["success"]
-    assert "Invalid schema level 'bad__level'" in schema["exception"], schema
+    assert "Invalid schema level 'bad_level_'" in schema["exception"], schema
     _unchanged(cases, "inputs")
     ns = DirectoryNamespace(cases["roots"]["inputs"])
     assert check_namespace(ns) == {("analytics", "good"): 2, ("analytics", "ok"): 2}

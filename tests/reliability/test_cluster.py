@@ -123,3 +123,41 @@ def test_sample_project_on_standalone_cluster(standalone: tuple[str, Path], tmp_
     executor_logs = list(work.glob("app-*/*/stderr"))
     assert executor_logs, "the worker launched no executor"
     assert any("Finished task" in log.read_text() for log in executor_logs)
+
+
+def _installed_work() -> set[str]:
+    """What is in the installed PySpark's `work` directory (where standalone workers write by default)."""
+    work = SPARK_HOME / "work"
+    return set(os.listdir(work)) if work.is_dir() else set()
+
+
+def test_local_cluster_keeps_spark_files_out_of_pyspark_and_logs(tmp_path: Path) -> None:
+    """`master: local-cluster[...]`: executors are separate JVMs whose workers write executor logs to
+    `$SPARK_HOME/work`, the installed pyspark; dbt-lancens gives them a temporary directory, and only
+    `spark.log` sits beside dbt's log."""
+    project = make_project(
+        tmp_path / "proj", str(tmp_path / "root"), sample=False, master="local-cluster[1,1,1024]"
+    )
+    project.write("models/numbers.sql", "select id, id * 2 as doubled from range(100)")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    installed_before = _installed_work()
+
+    build = project.run("build", env={"TMPDIR": str(temp)})
+
+    assert build.returncode == 0, build.output[-4000:]
+    assert build.results["numbers"]["status"] == "success"
+    assert check_namespace(project.namespace())[("analytics", "numbers")] == 100
+    assert _installed_work() == installed_before
+    logs = project.path / "logs"
+    assert sorted(str(p.relative_to(logs)) for p in logs.rglob("*")) == [
+        "dbt.log",
+        "spark",
+        "spark/spark.log",
+    ]
+    homes = list(temp.glob("dbt-lancens-spark-home-*"))
+    assert len(homes) == 1
+    assert f"{homes[0]}/work" in (logs / "spark" / "spark.log").read_text()
+    executor_logs = list((homes[0] / "work").glob("app-*/*/stderr"))
+    assert len(executor_logs) == 1
+    assert "Finished task" in executor_logs[0].read_text()

@@ -60,8 +60,13 @@ def _seeded_root(disk: Path) -> tuple[str, DirectoryNamespace]:
 
 
 def _assert_one_line(message: str, root: str, cause: str, output: str) -> None:
-    """dbt's own header line ("Database Error in model ..."), then one line naming root and cause."""
+    """dbt's own header line ("Database Error in model ..."), then one line naming root and cause.
+
+    dbt itself may close the message with "compiled code at target/run/..." (the statement we ran is
+    written there); that line is dbt's pointer, not part of our error.
+    """
     header, *detail = message.strip().splitlines()
+    detail = [line for line in detail if not line.strip().startswith("compiled code at ")]
     assert header.startswith("Database Error in model") and len(detail) == 1, message
     assert root in detail[0] and cause in detail[0], message
     assert "Traceback (most recent call last)" not in output, output[-5000:]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import lance
 import pyarrow.csv as pacsv
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
@@ -70,6 +71,18 @@ def test_sample_project_on_s3_and_no_secret_anywhere(s3_server, tmp_path: Path) 
     assert counts[("analytics", "marts", "orders")] == orders
     assert counts[("analytics", "marts", "customers")] == customers
     assert counts[("analytics", "marts", "customer_segments")] == customers
+    # the documents model's indexes are built on S3 too, and serve a full-text search there
+    namespace = project.namespace()
+    documents = lance.dataset(
+        namespace.describe_table(["analytics", "marts", "documents"]).location,
+        storage_options=namespace.storage_options or None,
+    )
+    assert {index.name for index in documents.describe_indices()} == {
+        "embedding_ivf_flat",
+        "body_fts",
+        "topic_bitmap",
+    }
+    assert sorted(documents.to_table(full_text_query="refund", columns=["id"])["id"].to_pylist()) == [5, 6, 7]
     assert ("analytics", "nowhere", "missing") not in counts and ("analytics", "broken") not in counts
     assert project.namespace().list_views(["analytics", "staging"]).items
 

@@ -12,6 +12,7 @@ from dbt.tests.adapter.utils.data_types.test_type_bigint import BaseTypeBigInt
 from dbt.tests.adapter.utils.data_types.test_type_boolean import BaseTypeBoolean
 from dbt.tests.adapter.utils.data_types.test_type_numeric import BaseTypeNumeric
 from dbt.tests.adapter.utils.data_types.test_type_string import BaseTypeString
+from dbt.tests.adapter.utils.data_types.test_type_timestamp import BaseTypeTimestamp
 
 
 def typed_expected_seed(column: str, spark_type: str) -> str:
@@ -58,3 +59,7 @@ class TestTypeString(BaseTypeString):
 
 class TestTypeBoolean(BaseTypeBoolean):
     pass
+
+
+class TestTypeTimestamp(BaseTypeTimestamp):
+    """Its expected seed types `timestamp_col` as `timestamp` in `column_types`."""

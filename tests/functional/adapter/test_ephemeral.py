@@ -25,9 +25,9 @@ def run_file(name: str) -> str:
         return "".join(re.sub(r"\d+", "", handle.read()).split())
 
 
-class EphemeralMulti(BaseEphemeralMulti):
-    """Not collected yet: its model reads the seed twice with different filters, which returns wrong
-    rows until the data source's filter-pushdown fix (issue 12, "Wrong results") lands."""
+class TestEphemeralMulti(BaseEphemeralMulti):
+    """Its `double_dependent` reads the seed twice with different filters (issue 12, "Wrong
+    results"): the union must hold every seed row once."""
 
     def test_ephemeral_multi(self, project) -> None:
         run_dbt(["seed"])

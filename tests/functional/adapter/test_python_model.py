@@ -33,16 +33,19 @@ class TestPythonSample(BasePythonSampleTests):
 
 
 class TestPySpark(test_spark.BasePySparkTests):
-    """pandas and PySpark results (pandas-on-Spark joins once that result type lands, issue 12);
-    `databricks.koalas` does not exist for PySpark 4."""
+    """pandas, PySpark and pandas-on-Spark results; `databricks.koalas` does not exist for PySpark 4."""
 
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
-        return {"pandas_df.py": test_spark.PANDAS_MODEL, "pyspark_df.py": test_spark.PYSPARK_MODEL}
+        return {
+            "pandas_df.py": test_spark.PANDAS_MODEL,
+            "pyspark_df.py": test_spark.PYSPARK_MODEL,
+            "pandas_on_spark_df.py": test_spark.PANDAS_ON_SPARK_MODEL,
+        }
 
     def test_different_dataframes(self, project) -> None:
         results = run_dbt(["run"])
-        assert len(results) == 2
-        for name in ("pandas_df", "pyspark_df"):
+        assert len(results) == 3
+        for name in ("pandas_df", "pyspark_df", "pandas_on_spark_df"):
             rows = project.run_sql(f"select count(*) from {project.test_schema}.{name}", fetch="one")
             assert rows[0] == 5

@@ -20,6 +20,7 @@ from dbt.tests.adapter.utils.test_current_timestamp import BaseCurrentTimestampN
 from dbt.tests.adapter.utils.test_date import BaseDate
 from dbt.tests.adapter.utils.test_date_spine import BaseDateSpine
 from dbt.tests.adapter.utils.test_date_trunc import BaseDateTrunc
+from dbt.tests.adapter.utils.test_dateadd import BaseDateAdd
 from dbt.tests.adapter.utils.test_datediff import BaseDateDiff
 from dbt.tests.adapter.utils.test_equals import BaseEquals
 from dbt.tests.adapter.utils.test_escape_single_quotes import BaseEscapeSingleQuotesBackslash
@@ -120,6 +121,10 @@ class TestCurrentTimestamp(BaseCurrentTimestampNaive):
 
 class TestDate(BaseDate):
     pass
+
+
+class TestDateAdd(BaseDateAdd):
+    """Its seed types `from_time` and `result` as `timestamp` in `column_types`."""
 
 
 class TestDateDiff(BaseDateDiff):

@@ -10,7 +10,9 @@ import pytest
 
 from dbt.adapters.lancens.materializations.index_config import parse_indexes
 from dbt.adapters.lancens.materializations.indexes import RECORD_KEY, apply_indexes, recorded
+from dbt.adapters.lancens.metadata import catalog
 from dbt.adapters.lancens.namespace import DirectoryNamespace
+from dbt.adapters.lancens.namespace.versions import TVM_KEY
 
 DIMENSION = 8
 CONFIG = [
@@ -57,13 +59,15 @@ def documents(start: int, count: int) -> pa.Table:
     )
 
 
-@pytest.fixture(params=["local", "s3"])
+@pytest.fixture(params=["local", "s3", "s3-managed"])
 def namespace(request: pytest.FixtureRequest, tmp_path) -> DirectoryNamespace:
     if request.param == "local":
         ns = DirectoryNamespace(str(tmp_path / "root"))
     else:
         s3 = request.getfixturevalue("s3_server")
         ns = DirectoryNamespace(s3.uri(f"indexes/{tmp_path.name}"), storage_options=s3.storage_options)
+    if request.param.endswith("managed"):
+        ns.alter_namespace_properties([], {TVM_KEY: "true"})
     ns.create_namespace(["docs"])
     return ns
 
@@ -112,6 +116,10 @@ def test_indexes_are_built_in_one_commit_and_serve_searches(namespace: Directory
     found = ds.to_table(full_text_query="lance", columns=["id"])["id"].to_pylist()
     assert found and all(i % 2 == 1 for i in found)
     assert ds.to_table(filter="id = 42", columns=["id"])["id"].to_pylist() == [42]
+    # `dbt docs` shows them: the catalog's `indexes` stat
+    entry = next(e for e in namespace.list_objects() if e.id == table)
+    shown = catalog.table_relation(namespace, entry).stats["indexes"]  # type: ignore[union-attr]
+    assert "embedding_ivf_pq (IVF_PQ on embedding)" in shown and "body_fts (Inverted on body)" in shown
 
 
 def test_new_rows_are_indexed_and_nothing_changes_when_nothing_is_due(namespace: DirectoryNamespace) -> None:

@@ -43,7 +43,7 @@ def ns(request: pytest.FixtureRequest, tmp_path: Path) -> DirectoryNamespace:
     namespace = DirectoryNamespace(str(tmp_path / "root"))
     namespace.create_namespace(["ns"])
     if request.param == "managed":
-        namespace._manifest.set_metadata({"table_version_management": "true"})
+        namespace._context.manifest.set_metadata({"table_version_management": "true"})
     return namespace
 
 
@@ -56,7 +56,7 @@ def test_first_commit_creates_and_registers_the_table(ns: DirectoryNamespace) ->
     assert create(ns, T, _rows(0), WHO) == 1
     info = ns.describe_table(T)
     assert info.version == 1 and not info.declared_only
-    assert ns._manifest.get("ns$t")["object_type"] == "table"
+    assert ns._context.manifest.get("ns$t")["object_type"] == "table"
     assert content(ns, T) == [0, 1, 2]
     assert ns.describe_table_version(T, 1).metadata == WHO
     assert ns.describe_table_version(T).version == 1  # no version: the latest (spec)
@@ -92,7 +92,7 @@ def test_set_table_properties_writes_both_places(ns: DirectoryNamespace) -> None
     info = ns.set_table_properties(T, {"b": 2})
     assert info.properties == {"a": "1", "b": "2"} and info.version == 3
     assert lance.dataset(info.location).metadata == {"a": "1", "b": "2"}
-    assert DirectoryNamespace(ns.root)._manifest.get("ns$t")["metadata"] == '{"a":"1","b":"2"}'
+    assert DirectoryNamespace(ns.root)._context.manifest.get("ns$t")["metadata"] == '{"a":"1","b":"2"}'
     ns.declare_table(["ns", "d"])
     assert ns.set_table_properties(["ns", "d"], {"c": "3"}).properties == {"c": "3"}
     with pytest.raises(errors.InvalidInputError):

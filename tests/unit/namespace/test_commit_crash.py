@@ -19,7 +19,8 @@ import pyarrow as pa
 import pytest
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
-from dbt.adapters.lancens.namespace.versions import CRASH_ENV, manifest_name
+from dbt.adapters.lancens.namespace.layout import manifest_name
+from dbt.adapters.lancens.namespace.versions import CRASH_ENV
 
 T = ["ns", "t"]
 U = ["ns", "u"]
@@ -57,9 +58,9 @@ def _child_publish(root: str, step: str, marker_dir: str) -> None:
         location = ns.table_location(table_id)
         operation = lance.LanceOperation.Append(lance.fragment.write_fragments(data, location))
         latest = ns.describe_table_version(table_id, None).version
-        staged.append(ns._versions.stage_table_commit(table_id, operation, latest, {"who": "publish"}))
+        staged.append(ns.stage_table_commit(table_id, operation, latest, {"who": "publish"}))
     os.environ[CRASH_ENV] = f"{step}:{marker_dir}"
-    ns._versions.publish(staged)
+    ns.publish(staged)
 
 
 def _kill_at(target, root: str, step: str, marker_dir: Path) -> None:
@@ -80,14 +81,14 @@ def _kill_at(target, root: str, step: str, marker_dir: Path) -> None:
 def root(tmp_path: Path) -> str:
     ns = DirectoryNamespace(str(tmp_path / "root"))
     ns.create_namespace(["ns"])
-    ns._manifest.set_metadata({"table_version_management": "true"})
+    ns._context.manifest.set_metadata({"table_version_management": "true"})
     for table_id in (T, U):
         data = pa.table({"id": pa.array([0, 1], pa.int64())})
         location = ns.table_location(table_id)
         operation = lance.LanceOperation.Overwrite(
             data.schema, lance.fragment.write_fragments(data, location)
         )
-        ns._versions.commit_table(table_id, operation, None, {"who": "setup"}, location=location)
+        ns.commit_table(table_id, operation, None, {"who": "setup"}, location=location)
     return str(tmp_path / "root")
 
 
@@ -97,7 +98,7 @@ def _versions_dir(ns: DirectoryNamespace, table_id: list[str]) -> Path:
 
 
 def _row(ns: DirectoryNamespace, object_id: str) -> dict | None:
-    row = DirectoryNamespace(ns.root)._manifest.get(object_id)  # a fresh reader, no cached state
+    row = DirectoryNamespace(ns.root)._context.manifest.get(object_id)  # a fresh reader, no cached state
     return json.loads(row["metadata"]) if row else None
 
 

@@ -116,7 +116,7 @@ def test_table_properties_in_lance_metadata_and_manifest(tmp_path):
     ns = make(str(tmp_path))
     location = ns.create_table(["t"], rows(), {"owner": "me"}).location
     assert lance.dataset(location).metadata == {"owner": "me"}
-    row = ns._manifest.get("t")
+    row = ns._context.manifest.get("t")
     assert row["metadata"] == '{"owner":"me"}'
     assert ns.describe_table(["t"]).properties == {"owner": "me"}
 
@@ -154,10 +154,10 @@ def test_drop_table_removes_version_rows_and_files(tmp_path):
     ns = make(str(tmp_path))
     ns.create_namespace(["n"])
     location = ns.create_table(["n", "t"], rows()).location
-    ns._manifest.insert([{"object_id": "n$t$1", "object_type": "table_version", "metadata": "{}"}])
+    ns._context.manifest.insert([{"object_id": "n$t$1", "object_type": "table_version", "metadata": "{}"}])
     assert ns.list_tables(["n"]).items == ["t"]
     ns.drop_table(["n", "t"])
-    assert ns._manifest.by_id().keys() == {"n"}
+    assert ns._context.manifest.by_id().keys() == {"n"}
     assert not (tmp_path / location.rsplit("/", 1)[-1]).exists()
     ns.drop_namespace(["n"])
 
@@ -167,7 +167,7 @@ def test_views_round_trip_and_count_as_children(tmp_path):
     ns.create_namespace(["a"])
     ns.create_table(["a", "t"], rows())
     ns.create_view(["a", "v"], "select * from a.t", [["a", "t"]], {"doc": "d"})
-    row = ns._manifest.get("a$v")
+    row = ns._context.manifest.get("a$v")
     # stored as a declared table native understands: a reserved dir, the marker, the dependencies
     assert row["object_type"] == "table" and row["base_objects"] == ["a$t"]
     assert (tmp_path / row["location"] / ".lance-reserved").read_bytes() == b"reserved"
@@ -217,7 +217,7 @@ def test_views_are_not_tables(tmp_path, mode):
     assert code_of(lambda: ns.create_view(["w"], "select 1", properties={"lancens.view.sql": "x"})) == 13
     ns.drop_view(["top"])
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        ["__manifest", "reg", ns._manifest.get("a$v")["location"]]
+        ["__manifest", "reg", ns._context.manifest.get("a$v")["location"]]
     )
 
 
@@ -240,7 +240,7 @@ def test_list_objects_and_table_location(tmp_path):
 
 def test_properties_round_trip_and_parsing(tmp_path):
     ns = DirectoryNamespace.from_properties(
-        {"root": str(tmp_path), "manifest_enabled": "no", "dir_listing_enabled": "maybe", "storage.k": "v"}
+        {"root": str(tmp_path), "manifest_enabled": "no", "dir_listing_enabled": "on", "storage.k": "v"}
     )
     assert not ns.manifest_enabled and ns.dir_listing_enabled and ns.storage_options == {"k": "v"}
     again = DirectoryNamespace.from_properties(ns.properties)

@@ -11,7 +11,8 @@ import pyarrow as pa
 import pytest
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
-from dbt.adapters.lancens.namespace.versions import VersionEntry, manifest_name, parse_manifest_name
+from dbt.adapters.lancens.namespace.layout import manifest_name, parse_manifest_name
+from dbt.adapters.lancens.namespace.versions import VersionEntry
 
 T = ["ns", "t"]
 
@@ -28,7 +29,7 @@ def append(ns: DirectoryNamespace, table_id: list[str], data: pa.Table, **proper
         latest = ns.describe_table_version(table_id, None).version
     except (errors.TableNotFoundError, errors.TableVersionNotFoundError):
         operation = lance.LanceOperation.Overwrite(data.schema, fragments)
-        return ns._versions.commit_table(table_id, operation, None, properties, location=location)
+        return ns.commit_table(table_id, operation, None, properties, location=location)
     return ns.commit_table(table_id, lance.LanceOperation.Append(fragments), latest, properties)
 
 

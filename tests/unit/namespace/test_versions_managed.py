@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import lance
@@ -11,7 +12,8 @@ import pyarrow as pa
 import pytest
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
-from dbt.adapters.lancens.namespace.versions import VersionEntry, manifest_name
+from dbt.adapters.lancens.namespace.layout import manifest_name
+from dbt.adapters.lancens.namespace.versions import VersionEntry
 
 T = ["ns", "t"]
 U = ["ns", "u"]
@@ -44,7 +46,7 @@ def stage(ns: DirectoryNamespace, table_id: list[str], data: pa.Table, **propert
 def version_rows(ns: DirectoryNamespace) -> dict[str, dict]:
     return {
         oid: json.loads(row["metadata"])
-        for oid, row in ns._manifest.by_id().items()
+        for oid, row in ns._context.manifest.by_id().items()
         if row["object_type"] == "table_version"
     }
 
@@ -59,7 +61,7 @@ def files(ns: DirectoryNamespace, table_id: list[str]) -> list[str]:
 def ns(tmp_path: Path) -> DirectoryNamespace:
     namespace = DirectoryNamespace(str(tmp_path / "root"))
     namespace.create_namespace(["ns"])
-    namespace._manifest.set_metadata({"table_version_management": "true"})
+    namespace._context.manifest.set_metadata({"table_version_management": "true"})
     assert namespace._versions.management_enabled()
     return namespace
 
@@ -71,7 +73,7 @@ def test_commit_writes_rows_that_point_at_final_manifests(ns: DirectoryNamespace
     assert set(rows) == {"ns$t$1", "ns$t$2"}
     assert rows["ns$t$2"]["manifest_path"] == f"_versions/{manifest_name(2)}"
     assert rows["ns$t$2"]["metadata"] == {"who": "run-2"}
-    assert ns._manifest.get("ns$t")["object_type"] == "table"
+    assert ns._context.manifest.get("ns$t")["object_type"] == "table"
     assert not [name for name in files(ns, T) if "-" in name]  # no staging files left
     listed = ns.list_table_versions(T)
     assert [(v.version, v.metadata["who"]) for v in listed.items] == [(1, "run-1"), (2, "run-2")]
@@ -91,7 +93,7 @@ def test_history_from_before_management_is_kept(tmp_path: Path) -> None:
     ns = DirectoryNamespace(str(tmp_path / "root"))
     ns.create_namespace(["ns"])
     append(ns, T, _rows(0), who="before")
-    ns._manifest.set_metadata({"table_version_management": "true"})
+    ns._context.manifest.set_metadata({"table_version_management": "true"})
     assert append(ns, T, _rows(5), who="after") == 2
     assert set(version_rows(ns)) == {"ns$t$2"}
     assert [(v.version, v.metadata["who"]) for v in ns.list_table_versions(T).items] == [
@@ -136,12 +138,12 @@ def test_batch_create_is_atomic_across_tables(ns: DirectoryNamespace) -> None:
     t_version, t_staging = _stage_manifest(ns, T)
     u_version, u_staging = _stage_manifest(ns, U)
     append(ns, U, _rows(7))  # U's version 2 now exists
-    before = ns._manifest.version
+    before = ns._context.manifest.version
     with pytest.raises(errors.TableVersionAlreadyExistsError):
         ns.batch_create_table_versions(
             [VersionEntry(T, t_version, t_staging), VersionEntry(U, u_version, u_staging)]
         )
-    assert ns._manifest.version == before  # nothing committed
+    assert ns._context.manifest.version == before  # nothing committed
     assert "ns$t$2" not in version_rows(ns)
     assert manifest_name(2) not in files(ns, T)
     created = ns.batch_create_table_versions([VersionEntry(T, t_version, t_staging)])
@@ -159,6 +161,25 @@ def test_batch_delete_removes_files_and_rows(ns: DirectoryNamespace) -> None:
     assert [v.version for v in ns.list_table_versions(T).items] == [2, 3]
 
 
+def test_rows_whose_manifest_another_tool_deleted_are_not_versions_and_delete(ns: DirectoryNamespace) -> None:
+    """Lance's cleanup deletes manifests itself; the engine's rows for them must not break listings,
+    and batch_delete removes those rows (so a cleanup can delete files first, rows after)."""
+    for start in range(3):
+        append(ns, T, _rows(start))
+    lance.dataset(ns.describe_table(T).location).cleanup_old_versions(
+        older_than=timedelta(0), versions=[1, 2], error_if_tagged_old_versions=False
+    )
+    assert [name for name in files(ns, T) if name.endswith(".manifest")] == [manifest_name(3)]
+    assert set(version_rows(ns)) == {"ns$t$1", "ns$t$2", "ns$t$3"}
+
+    assert [v.version for v in ns.list_table_versions(T).items] == [3]
+    with pytest.raises(errors.TableVersionNotFoundError):
+        ns.describe_table_version(T, 1)
+    assert ns.batch_delete_table_versions(T, [1, 2]) == 2
+    assert set(version_rows(ns)) == {"ns$t$3"}
+    assert lance.dataset(ns.describe_table(T).location).to_table()["id"].to_pylist() == [0, 1, 1, 2, 2, 3]
+
+
 def test_staged_versions_are_invisible_until_one_publish(ns: DirectoryNamespace) -> None:
     append(ns, T, _rows(0))
     staged_t = stage(ns, T, _rows(10), run="r1")
@@ -167,9 +188,9 @@ def test_staged_versions_are_invisible_until_one_publish(ns: DirectoryNamespace)
     assert lance.dataset(ns.describe_table(T).location).version == 1
     with pytest.raises(errors.TableNotFoundError):
         ns.describe_table(U)
-    before = ns._manifest.version
+    before = ns._context.manifest.version
     assert ns.publish([staged_t, staged_u]) == {("ns", "t"): 2, ("ns", "u"): 1}
-    published = lance.dataset(ns._manifest.uri, version=before + 1).to_table().to_pylist()
+    published = lance.dataset(ns._context.manifest.uri, version=before + 1).to_table().to_pylist()
     ids_in_one_commit = {row["object_id"] for row in published}
     assert {"ns$t$2", "ns$u$1", "ns$u"} <= ids_in_one_commit
     assert ns.describe_table_version(U, 1).metadata == {"run": "r1"}

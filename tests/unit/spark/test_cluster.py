@@ -28,6 +28,9 @@ def _installed_work_dir() -> set[str]:
 def test_write_and_read_on_local_cluster(table_uri: str, tmp_path: Path) -> None:
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": str(ROOT)}
     files = tmp_path / "spark-files"
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env["TMPDIR"] = str(temp)
     installed_before = _installed_work_dir()
     done = subprocess.run(
         [sys.executable, str(SCRIPT), table_uri, str(files)],
@@ -46,9 +49,13 @@ def test_write_and_read_on_local_cluster(table_uri: str, tmp_path: Path) -> None
     dataset = lance.dataset(table_uri)
     assert dataset.version == 2
     assert dataset.schema.field("v").type == pa.list_(pa.float32(), 2)
-    # Spark's files stay out of the installed package and its output off the console.
+    # Spark's working files stay out of the installed package and out of `files` (a temporary
+    # directory that spark.log names), its output off the console.
     assert _installed_work_dir() == installed_before
-    executor_logs = list((files / "spark-home" / "work").glob("app-*/*/stderr"))
+    assert sorted(os.listdir(files)) == ["spark.log"]
+    (home,) = temp.glob("dbt-lancens-spark-home-*")
+    assert f"{home}/work" in (files / "spark.log").read_text()
+    executor_logs = list((home / "work").glob("app-*/*/stderr"))
     assert len(executor_logs) == 2
     assert "Using Spark's default log4j profile" in (files / "spark.log").read_text()
     assert "log4j" not in done.stderr and "WARN" not in done.stderr

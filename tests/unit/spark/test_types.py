@@ -139,6 +139,14 @@ def test_written_columns_are_nullable_even_when_spark_says_not_null() -> None:
     assert [field.nullable for field in written] == [True, True]
 
 
+def test_not_null_columns_are_written_non_nullable_and_must_exist() -> None:
+    incoming = pa.schema([pa.field("id", pa.int64()), pa.field("name", pa.string())])
+    written = lance_write_schema(incoming, None, {}, append=False, not_null=["ID"])
+    assert [field.nullable for field in written] == [False, True]
+    with pytest.raises(ValueError, match="not_null option names columns \\['nope'\\]"):
+        lance_write_schema(incoming, None, {}, append=False, not_null=["nope"])
+
+
 def test_conform_passes_a_matching_batch_through_and_casts_otherwise() -> None:
     schema = pa.schema([("id", pa.int64()), ("name", pa.string())])
     batch = pa.record_batch([pa.array([1, 2]), pa.array(["a", None])], schema=schema)

@@ -29,8 +29,11 @@ def write_frame(
     frame: DataFrame,
     mode: str,
     properties: dict[str, str],
+    not_null: Sequence[str] = (),
 ) -> int:
-    """Write `frame` to the table (`overwrite` replaces its rows, `append` adds); return the new version."""
+    """Write `frame` to the table (`overwrite` replaces its rows, `append` adds); return the new version.
+
+    `not_null` columns (a contract's constraints) become non-nullable Lance fields on overwrite."""
     if mode not in WRITE_MODES:
         raise ValueError(f"write mode must be one of {WRITE_MODES}, got {mode!r}")
     write = open_write(runtime, table_id)
@@ -41,6 +44,7 @@ def write_frame(
             write.schema,
             fixed_sizes_from_metadata(frame.schema),
             append=not overwrite,
+            not_null=not_null,
         )
         writer = LanceWriter(
             LanceOptions(uri=write.location, storage_options=write.storage_options),

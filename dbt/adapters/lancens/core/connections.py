@@ -91,8 +91,31 @@ class SparkSqlHandle:
         logger.debug("dbt-lancens: no transactions; every write is one Lance commit")
 
 
+# dbt commands that run Spark: for them Spark starts on a background thread as soon as the adapter
+# exists, so its start-up overlaps dbt's parsing. Metadata commands (parse, ls, docs generate, debug,
+# run-operation) keep starting Spark only if they use it.
+_SPARK_COMMANDS = frozenset({"run", "build", "seed", "snapshot", "test", "show", "retry", "clone"})
+
+
 class LancensConnectionManager(SparkConnectionManager):
     TYPE = "lancens"
+
+    def __init__(self, profile: Any, mp_context: Any) -> None:
+        super().__init__(profile, mp_context)
+        if getattr(get_flags(), "WHICH", None) in _SPARK_COMMANDS:
+            try:
+                self._runtime_for(profile.credentials).start_in_background()
+            except Exception as exc:  # open() reports a bad profile with its own message
+                logger.debug(f"Spark not started in the background: {exc!r}")
+
+    def _runtime_for(self, credentials: LancensCredentials) -> LancensRuntime:
+        project_root = getattr(self.profile, "project_root", None)
+        return LancensRuntime.shared(
+            credentials.namespace_properties(project_root),
+            credentials.master,
+            credentials.spark_config,
+            spark_files_dir=_spark_files_dir(project_root),
+        )
 
     @contextmanager
     def exception_handler(self, sql: str) -> Iterator[None]:
@@ -134,14 +157,8 @@ class LancensConnectionManager(SparkConnectionManager):
         if connection.state == ConnectionState.OPEN:
             return connection
         credentials: LancensCredentials = connection.credentials  # type: ignore[assignment]
-        project_root = getattr(self.profile, "project_root", None)
         try:
-            runtime = LancensRuntime.shared(
-                credentials.namespace_properties(project_root),
-                credentials.master,
-                credentials.spark_config,
-                spark_files_dir=_spark_files_dir(project_root),
-            )
+            runtime = self._runtime_for(credentials)
         except Exception as exc:
             raise DbtRuntimeError(_connect_error(credentials, exc)) from exc
         _check_root(runtime, credentials)

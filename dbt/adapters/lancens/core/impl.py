@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import agate
@@ -27,8 +29,27 @@ from dbt.adapters.lancens.core.connections import LancensConnectionManager
 from dbt.adapters.lancens.core.names import relation_table_id, schema_to_namespace, table_id
 from dbt.adapters.lancens.core.relation import LancensRelation
 from dbt.adapters.lancens.core.runtime import LancensRuntime
-from dbt.adapters.lancens.materializations import contracts, incremental, python_models, seeds, snapshots
-from dbt.adapters.lancens.metadata import catalog, debug, docs, history, registration, relations, schemas
+from dbt.adapters.lancens.materializations import (
+    clone,
+    contracts,
+    incremental,
+    index_run,
+    maintenance_config,
+    python_models,
+    seeds,
+    snapshots,
+)
+from dbt.adapters.lancens.metadata import (
+    catalog,
+    debug,
+    docs,
+    history,
+    maintenance,
+    registration,
+    relations,
+    schemas,
+    tags,
+)
 
 logger = AdapterLogger("lancens")
 
@@ -54,6 +75,11 @@ class LancensAdapter(SparkAdapter):
         ConstraintType.primary_key: ConstraintSupport.NOT_ENFORCED,
         ConstraintType.foreign_key: ConstraintSupport.NOT_ENFORCED,
     }
+
+    def __init__(self, config: Any, mp_context: Any) -> None:
+        super().__init__(config, mp_context)
+        # table id -> what to do once an atomic-publish run has published the table's staged version
+        self._after_publish: dict[tuple[str, ...], list[Callable[[], object]]] = {}
 
     @classmethod
     def type(cls) -> str:
@@ -123,8 +149,13 @@ class LancensAdapter(SparkAdapter):
         language: str = "sql",
         mode: str = "overwrite",
         provenance: dict[str, Any] | None = None,
+        indexes: list[dict[str, Any]] | None = None,
+        not_null: list[str] | None = None,
     ) -> AdapterResponse:
-        """Build the model's result and commit it as the relation's next Lance version."""
+        """Build the model's result and commit it as the relation's next Lance version.
+
+        `indexes` (the model's config): the columns a vector index names are written as vectors.
+        `not_null` (a contract's constraints): columns written as non-nullable Lance fields."""
         runtime = self.runtime
         name = relation.identifier or ""
         self._require_publish_hooks(runtime)
@@ -134,8 +165,16 @@ class LancensAdapter(SparkAdapter):
                 frame = python_models.run_python_model(runtime, code, name)
             else:
                 frame = runtime.sql(code, pushdown=True)
+            frame = index_run.vector_frame(
+                runtime, relation.table_id, frame, indexes, adds_rows=mode == "append"
+            )
             version = writes.write_frame(
-                runtime, table_id(relation.schema or "", name), frame, mode, _provenance(provenance)
+                runtime,
+                table_id(relation.schema or "", name),
+                frame,
+                mode,
+                _provenance(provenance),
+                not_null or (),
             )
         self.cache_added(relation.incorporate(type="table"))
         return AdapterResponse(_message=f"OK (version {version})", rows_affected=None)
@@ -177,6 +216,54 @@ class LancensAdapter(SparkAdapter):
         self.cache_added(relation.incorporate(type="table"))
         rows = data.num_rows
         return AdapterResponse(_message=f"INSERT {rows} (version {version})", rows_affected=rows)
+
+    @available
+    def lancens_build_indexes(
+        self, relation: LancensRelation, indexes: list[dict[str, Any]] | None, provenance: dict[str, Any]
+    ) -> str:
+        """After a build: make the table's Lance indexes match its `indexes` config (index_run.py).
+
+        In an atomic-publish run the table's new version is staged, so its indexes are built right
+        after the run publishes it (`lancens_end_run`); returns what changed, for the log."""
+        runtime = self.runtime
+        table, properties = relation.table_id, _provenance(provenance)
+        with self.connections.exception_handler(f"indexes of {relation}"):
+            if runtime.publisher is not None:
+                self._defer(table, lambda: index_run.build_indexes(self.runtime, table, indexes, properties))
+                return "built once the run publishes" if indexes else ""
+            outcome = index_run.build_indexes(runtime, table, indexes, properties)
+        return "" if outcome is None else outcome.summary()
+
+    @available
+    def lancens_maintain(self, relation: LancensRelation, raw: Any, provenance: dict[str, Any]) -> str:
+        """After a build: the `lance_maintenance` config's optimize and cleanup (maintenance_config.py)."""
+        config = maintenance_config.parse_maintenance(raw)
+        if config is None:
+            return ""
+        runtime = self.runtime
+        table, properties = relation.table_id, _provenance(provenance)
+        with self.connections.exception_handler(f"maintenance of {relation}"):
+            if runtime.publisher is not None:
+                self._defer(
+                    table,
+                    lambda: maintenance_config.after_build(self.runtime.namespace, table, config, properties),
+                )
+                return "once the run publishes"
+            return maintenance_config.after_build(runtime.namespace, table, config, properties)
+
+    def _defer(self, table: list[str], action: Callable[[], object]) -> None:
+        """Run `action` once the atomic-publish run has published the table (`lancens_end_run`)."""
+        self._after_publish.setdefault(tuple(table), []).append(action)
+
+    @available
+    def lancens_shallow_clone(self, relation: LancensRelation, source: LancensRelation) -> AdapterResponse:
+        """`dbt clone`: the source's latest version as a Lance shallow clone (materializations/clone.py)."""
+        runtime = self.runtime
+        with self.connections.exception_handler(f"clone {source} as {relation}"):
+            version = clone.shallow_clone(runtime.namespace, source.table_id, relation.table_id)
+            runtime.refresh_table(relation.table_id)
+        self.cache_added(relation.incorporate(type="table"))
+        return AdapterResponse(_message=f"CLONE (version {version}, no data copied)")
 
     def _require_publish_hooks(self, runtime: LancensRuntime) -> None:
         """`atomic_publish: true` without the run hooks would publish table by table: refuse instead."""
@@ -327,9 +414,82 @@ class LancensAdapter(SparkAdapter):
             )
 
     @available
-    def table_at_version(self, relation: Any, version: int) -> str:
+    def lancens_at_version(self, relation: Any, version: int | str) -> str:
+        """A temp view of `version`: a number or a tag."""
+        table = relation_table_id(relation)
         with self.connections.exception_handler(f"at_version {relation} {version}"):
-            return history.at_version(self.runtime, relation_table_id(relation), version)
+            number = tags.version_of(self.runtime.namespace, table, version)
+            return history.at_version(self.runtime, table, number)
+
+    # -- tags, optimize, cleanup (issue 15) ----------------------------------------------------------
+    # Tags in metadata/tags.py; compaction and cleanup in metadata/maintenance.py.
+    @available
+    def lancens_create_tag(self, relation: Any, tag: str, version: int | None = None) -> int:
+        with self.connections.exception_handler(f"create_tag {relation} {tag}"):
+            return tags.create_tag(self.runtime.namespace, relation_table_id(relation), tag, version)
+
+    @available
+    def lancens_delete_tag(self, relation: Any, tag: str) -> int:
+        with self.connections.exception_handler(f"delete_tag {relation} {tag}"):
+            return tags.delete_tag(self.runtime.namespace, relation_table_id(relation), tag)
+
+    @available
+    def lancens_list_tags(self, relation: Any) -> list[dict[str, Any]]:
+        with self.connections.exception_handler(f"list_tags {relation}"):
+            return tags.list_tags(self.runtime.namespace, relation_table_id(relation))
+
+    @available
+    def lancens_format_tags(self, relation: Any, rows: list[dict[str, Any]]) -> str:
+        return tags.format_tags(relation_table_id(relation), rows)
+
+    @available
+    def lancens_optimize_table(
+        self, relation: Any, provenance: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Compact the table and index its unindexed rows; returns what changed."""
+        runtime = self.runtime
+        table = relation_table_id(relation)
+        with self.connections.exception_handler(f"optimize_table {relation}"):
+            result = maintenance.optimize_table(runtime.namespace, table, _provenance(provenance))
+            if result.versions:
+                runtime.refresh_table(table)
+        return dataclasses.asdict(result)
+
+    @available
+    def lancens_cleanup_table_versions(
+        self,
+        relation: Any,
+        retain_versions: int | None = None,
+        older_than_days: float | None = None,
+        grace_hours: float = 24,
+    ) -> str:
+        """Remove old untagged versions and killed runs' leftovers of one table; returns the report."""
+        with self.connections.exception_handler(f"cleanup_table_versions {relation}"):
+            report = maintenance.cleanup_table(
+                self.runtime.namespace,
+                relation_table_id(relation),
+                _int_or_none(retain_versions, "retain_versions"),
+                _days(older_than_days),
+                timedelta(hours=float(grace_hours)),
+            )
+        return report.summary()
+
+    @available
+    def lancens_cleanup_namespace(
+        self,
+        retain_versions: int | None = None,
+        older_than_days: float | None = None,
+        grace_hours: float = 24,
+    ) -> str:
+        """`lancens_cleanup_table_versions` for every table, then the root's leftovers."""
+        with self.connections.exception_handler("cleanup_namespace"):
+            report = maintenance.cleanup_namespace(
+                self.runtime.namespace,
+                _int_or_none(retain_versions, "retain_versions"),
+                _days(older_than_days),
+                timedelta(hours=float(grace_hours)),
+            )
+        return report.summary()
 
     @available
     def begin_atomic_publish(
@@ -353,6 +513,10 @@ class LancensAdapter(SparkAdapter):
         """on-run-end: publish the run's staged versions together, or nothing if a node failed."""
         with self._hook_connection(), self.connections.exception_handler("atomic publish"):
             published = publish.finish(self.runtime, [str(getattr(s, "value", s)) for s in statuses])
+            deferred, self._after_publish = self._after_publish, {}
+            for table, actions in deferred.items():
+                for action in actions if table in published else ():
+                    action()
         return {".".join(key): version for key, version in published.items()}
 
     def acquire_connection(self, name: str | None = None) -> Any:
@@ -382,6 +546,7 @@ class LancensAdapter(SparkAdapter):
         language: str,
         spec: dict[str, Any],
         provenance: dict[str, Any] | None = None,
+        indexes: list[dict[str, Any]] | None = None,
     ) -> AdapterResponse:
         """Apply an incremental run's result to the existing table as its next Lance version."""
         runtime = self.runtime
@@ -389,6 +554,9 @@ class LancensAdapter(SparkAdapter):
             code = self.connections.model_sql(compiled_code, language)
             frame = incremental.model_frame(runtime, code, language, relation.identifier or "")
             spec_ = incremental.Spec(**spec)
+            frame = index_run.vector_frame(
+                runtime, relation.table_id, frame, indexes, spec_.unique_key, adds_rows=True
+            )
             version, rows = incremental.apply(
                 runtime, relation.table_id, str(relation), frame, spec_, _provenance(provenance)
             )
@@ -413,6 +581,23 @@ class LancensAdapter(SparkAdapter):
                 _provenance(provenance),
             )
         return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
+
+
+def _int_or_none(value: Any, name: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not str(value).strip().isdigit():
+        raise DbtRuntimeError(f"{name} must be a whole number, got {value!r}")
+    return int(value)
+
+
+def _days(value: Any) -> timedelta | None:
+    if value is None:
+        return None
+    try:
+        return timedelta(days=float(value))
+    except (TypeError, ValueError) as exc:
+        raise DbtRuntimeError(f"older_than_days must be a number of days, got {value!r}") from exc
 
 
 def _provenance(provenance: dict[str, Any] | None) -> dict[str, str]:

@@ -11,6 +11,12 @@ from dbt.adapters.spark.relation import SparkRelation
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from dbt.adapters.lancens.core.names import database_name, schema_to_namespace, table_id
+from dbt.adapters.lancens.materializations.index_config import IndexConfigError, parse_indexes
+from dbt.adapters.lancens.materializations.maintenance_config import MaintenanceConfigError, parse_maintenance
+
+# Nodes that have a relation but never name a table (dbt names an on-run-start hook
+# `<project>-on-run-start-0`): their names are not checked.
+_NOT_TABLES = frozenset({"operation", "analysis"})
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -30,7 +36,8 @@ class LancensRelation(SparkRelation):
         dbt calls this when it parses the project, so a schema or alias that cannot name a
         namespace table fails there, naming the node, before any connection or Spark starts."""
         relation = super().create_from(quoting, relation_config, **kwargs)
-        if relation.type != cls.CTE:
+        writes_or_reads = getattr(relation_config, "resource_type", None) not in _NOT_TABLES
+        if relation.type != cls.CTE and writes_or_reads:
             try:
                 relation.table_id  # noqa: B018 - validates every schema level and the table name
             except DbtRuntimeError as exc:
@@ -40,6 +47,7 @@ class LancensRelation(SparkRelation):
                     f"{exc.msg} (schema {relation.schema!r}, {what} {relation.identifier!r})",
                     node=relation_config,
                 ) from exc
+            _check_lance_configs(relation_config)
         return relation
 
     def _render_iterator(self) -> Iterator[tuple[ComponentName | None, str | None]]:
@@ -69,3 +77,16 @@ class LancensRelation(SparkRelation):
     @property
     def spark_database(self) -> str:
         return database_name(self.namespace_id)
+
+
+def _check_lance_configs(relation_config: RelationConfig) -> None:
+    """A node's `indexes` and `lance_maintenance` configs are read while dbt parses: an unknown key,
+    type or value fails there, naming the node."""
+    config = getattr(relation_config, "config", None)
+    if config is None or not hasattr(config, "get"):
+        return
+    try:
+        parse_indexes(config.get("indexes"))
+        parse_maintenance(config.get("lance_maintenance"))
+    except (IndexConfigError, MaintenanceConfigError) as exc:
+        raise CompilationError(str(exc), node=relation_config) from exc

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from dbt.adapters.events.logging import AdapterLogger
 from pyspark.logger import PySparkLogger
 from pyspark.sql import DataFrame, SparkSession
 
@@ -30,6 +31,9 @@ from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
 from dbt.adapters.lancens.spark import get_or_create_session
 from dbt.adapters.lancens.spark.pushdown import sql_with_pushdown
+from dbt.adapters.lancens.spark.warmup import warm_up
+
+logger = AdapterLogger("lancens")
 
 # Each retry registers one more relation; a query reading more than this many unknown relations
 # is unusual enough to stop rather than loop.
@@ -61,6 +65,7 @@ class LancensRuntime:
     _spark: SparkSession | None = None
     _catalog: SessionCatalog | None = None
     _threads: threading.local = field(default_factory=threading.local)
+    _warming: threading.Thread | None = None
 
     _shared: ClassVar[dict[tuple[tuple[str, str], ...], LancensRuntime]] = {}
     _shared_lock: ClassVar[threading.Lock] = threading.Lock()
@@ -127,6 +132,27 @@ class LancensRuntime:
         if pushdown:
             return self._resolving(lambda: sql_with_pushdown(self.spark, statement))
         return self._resolving(lambda: self.spark.sql(statement))
+
+    def start_in_background(self) -> None:
+        """Start Spark and warm its Python workers on a daemon thread, once per process.
+
+        Called when the adapter is created for a command that will run Spark, so the JVM launch and
+        the workers' imports overlap dbt's own start-up (parsing) instead of the first model. A
+        failure is left for the first real use of `spark` to raise, with its own message."""
+        with self.lock:
+            if self._warming is not None:
+                return
+            self._warming = threading.Thread(
+                target=self._start_and_warm, name="lancens-spark-start", daemon=True
+            )
+        self._warming.start()
+
+    def _start_and_warm(self) -> None:
+        try:
+            self.activate()  # starts Spark; a new thread has no active session for the lance source
+            warm_up(self.spark)
+        except Exception as exc:  # the foreground's first use of `spark` reports what went wrong
+            logger.debug(f"background Spark start failed: {exc!r}")
 
     def activate(self) -> None:
         """Make this session the active one for the calling thread, with its job description.

@@ -4,8 +4,9 @@ dbt checks a contracted model's column names and types before the build (its sta
 error); this module turns the constraints into what Lance and Spark can enforce while the rows are
 written, in the same pass that writes them:
 
-* `not_null` (column- or model-level): the column is written as a non-nullable Arrow field, and a
-  NULL in it fails the build;
+* `not_null` (column- or model-level): a NULL in the column fails the build, and the column is
+  written as a non-nullable Lance field (`spark.types.lance_write_schema`), so later writes by any
+  tool must respect it too;
 * `check`: a row for which the expression is false (SQL semantics: NULL passes) fails the build;
 * `primary_key`, `unique`, `foreign_key`: not enforced, with dbt's warning (Lance has no such
   constraints: `CONSTRAINT_SUPPORT` in the adapter says so, and dbt's own constraint rendering

@@ -32,7 +32,7 @@ from lance.dataset import Index
 
 from dbt.adapters.lancens.commits.landing import land
 from dbt.adapters.lancens.materializations.index_config import IndexSpec
-from dbt.adapters.lancens.metadata.engine_dataset import open_for_commits
+from dbt.adapters.lancens.metadata.engine_dataset import latest, open_for_commits
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 
 RECORD_KEY = "lancens.indexes"
@@ -118,7 +118,7 @@ def apply_indexes(
 ) -> IndexOutcome:
     """Make the table's indexes match `specs`; at most one commit per kind of change."""
     table = list(table_id)
-    dataset = _latest(namespace, table)
+    dataset = latest(namespace, table)
     plan = plan_indexes(dataset, specs)
     version: int | None = None
     if plan.build or plan.drop:
@@ -130,19 +130,12 @@ def apply_indexes(
     if plan.optimize:
         committing = open_for_commits(namespace, table, properties)
         committing.optimize.optimize_indices(index_names=plan.optimize)
-        version = _latest(namespace, table).version
+        version = latest(namespace, table).version
     if plan.record is not None:
         version = namespace.update_table_metadata(
             table, {RECORD_KEY: json.dumps(plan.record, sort_keys=True)}
         )
     return IndexOutcome([s.name for s in plan.build], plan.drop, plan.optimize, plan.waiting, version)
-
-
-def _latest(namespace: DirectoryNamespace, table_id: list[str]) -> lance.LanceDataset:
-    location = namespace.describe_table(table_id).location
-    return lance.dataset(
-        location, storage_options=namespace.storage_options or None, session=namespace.lance_session
-    )
 
 
 def _check_column(dataset: lance.LanceDataset, spec: IndexSpec) -> None:

@@ -7,7 +7,6 @@ registered in Spark's catalog on first use, exactly as for SQL models.
 
 from __future__ import annotations
 
-import sys
 import warnings
 from typing import Any
 
@@ -30,9 +29,9 @@ def to_spark_frame(runtime: LancensRuntime, result: Any, model_name: str) -> Dat
     (`df.pandas_api()`), a pandas DataFrame or an Arrow table. Indexes are not columns."""
     if isinstance(result, DataFrame):
         return result
-    # A pandas-on-Spark frame can only exist once its module is loaded: no import cost otherwise.
-    pandas_on_spark = sys.modules.get("pyspark.pandas")
-    if pandas_on_spark is not None and isinstance(result, pandas_on_spark.DataFrame):
+    # Only a pandas-on-Spark result imports pyspark.pandas (no import cost otherwise). Its class says
+    # so; `sys.modules` would not do: there another thread's model may be importing it half-way.
+    if type(result).__module__.startswith("pyspark.pandas.") and isinstance(result, _pandas_on_spark_frame()):
         with warnings.catch_warnings():  # dropping the index is the rule here, not news to the user
             warnings.filterwarnings("ignore", message=".*index_col.*")
             return result.to_spark()  # stays distributed; the index is dropped, as for pandas below
@@ -47,3 +46,9 @@ def to_spark_frame(runtime: LancensRuntime, result: Any, model_name: str) -> Dat
         f"Python model {model_name!r} returned {type(result).__name__}; return a Spark DataFrame, "
         "a pandas-on-Spark DataFrame, a pandas DataFrame or a pyarrow Table"
     )
+
+
+def _pandas_on_spark_frame() -> type[Any]:
+    import pyspark.pandas  # already imported by the model that made the frame: no cost
+
+    return pyspark.pandas.DataFrame

@@ -54,6 +54,7 @@ STATS = (
     StatSpec("version", "Version", "Current Lance table version", True),
     StatSpec("last_commit", "Last commit", "When the current version was committed (UTC)", False),
     StatSpec("location", "Location", "Where the Lance table lives", False),
+    StatSpec("indexes", "Indexes", "Lance indexes of the current version: name (type on column)", False),
 )
 
 _BASE_COLUMNS = (
@@ -198,6 +199,7 @@ def table_relation(namespace: DirectoryNamespace, entry: ObjectEntry) -> Catalog
     version = dataset.get_version()
     summary = version["metadata"]
     metadata = {**entry.properties, **dataset.metadata}
+    indexes = _indexes(dataset)
     return CatalogRelation(
         schema=namespace_to_schema(entry.id[:-1]),
         name=entry.id[-1],
@@ -213,6 +215,7 @@ def table_relation(namespace: DirectoryNamespace, entry: ObjectEntry) -> Catalog
             # Lance gives a naive local time; the catalog says UTC.
             "last_commit": _utc(version["timestamp"]),
             "location": entry.location,
+            **({"indexes": indexes} if indexes else {}),
         },
     )
 
@@ -220,6 +223,14 @@ def table_relation(namespace: DirectoryNamespace, entry: ObjectEntry) -> Catalog
 def _utc(moment: object) -> str | None:
     """Lance gives a naive local time; the catalog says UTC."""
     return moment.astimezone(UTC).isoformat(timespec="seconds") if isinstance(moment, datetime) else None
+
+
+def _indexes(dataset: lance.LanceDataset) -> str:
+    """`name (TYPE on column)` for each index, as `dbt docs` shows it; empty when there is none."""
+    return ", ".join(
+        f"{index.name} ({index.index_type} on {', '.join(index.field_names)})"
+        for index in sorted(dataset.describe_indices(), key=lambda index: index.name)
+    )
 
 
 def _arrow_column(column: pa.Field) -> CatalogColumn:

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-from urllib.parse import urlparse
 
 import lance
 from lance_namespace import LanceNamespace
 
-from dbt.adapters.lancens.namespace import DirectoryNamespace, TableVersion, all_pages
+from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
+from dbt.adapters.lancens.namespace.commit import version_response
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
 
 VERSIONS_DIR = "_versions"
@@ -29,6 +29,14 @@ def version_management_on(namespace: DirectoryNamespace) -> bool:
     return namespace.describe_namespace([]).properties.get(TVM_KEY, "").lower() == "true"
 
 
+def latest(namespace: DirectoryNamespace, table_id: Sequence[str]) -> lance.LanceDataset:
+    """The table's latest version, for reading (its schema, indexes, tags)."""
+    location = namespace.describe_table(list(table_id)).location
+    return lance.dataset(
+        location, storage_options=namespace.storage_options or None, session=namespace.lance_session
+    )
+
+
 def open_for_commits(
     namespace: DirectoryNamespace, table_id: Sequence[str], properties: dict[str, str] | None = None
 ) -> lance.LanceDataset:
@@ -36,10 +44,10 @@ def open_for_commits(
 
     `properties`: who made the versions (recorded in their `table_version` rows under table
     version management; Lance's commit methods take no transaction properties otherwise)."""
+    if not version_management_on(namespace):
+        return latest(namespace, table_id)
     location = namespace.describe_table(list(table_id)).location
     options = namespace.storage_options or None
-    if not version_management_on(namespace):
-        return lance.dataset(location, storage_options=options, session=namespace.lance_session)
     store = _EngineVersions(namespace, list(table_id), location, dict(properties or {}))
     return lance.LanceDataset(
         location,
@@ -49,12 +57,6 @@ def open_for_commits(
         table_id=list(table_id),
         namespace_client_managed_versioning=True,
     )
-
-
-def _lance_path(path: str) -> str:
-    """A path as Lance's object store spells it: no scheme, no bucket, no leading slash."""
-    parsed = urlparse(path)
-    return (parsed.path if parsed.scheme else path).lstrip("/")
 
 
 class _EngineVersions(LanceNamespace):
@@ -70,16 +72,6 @@ class _EngineVersions(LanceNamespace):
 
     def namespace_id(self) -> str:
         return f"lancens-engine-versions({self._location})"
-
-    @staticmethod
-    def _response(version: TableVersion) -> dict[str, Any]:
-        return {
-            "version": version.version,
-            "manifest_path": _lance_path(version.manifest_path),
-            "manifest_size": version.manifest_size,
-            "e_tag": version.e_tag,
-            "timestamp_millis": version.timestamp_millis,
-        }
 
     # Lance calls the store with plain dicts (its Rust side), not lance_namespace's request models.
     def list_table_versions(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
@@ -100,11 +92,11 @@ class _EngineVersions(LanceNamespace):
         else:
             versions = list(all_pages(self._namespace.list_table_versions, self._table_id))
             versions.sort(key=lambda v: v.version, reverse=descending)
-        return {"versions": [self._response(version) for version in versions]}
+        return {"versions": [version_response(version) for version in versions]}
 
     def _describe(self, request: dict[str, Any]) -> dict[str, Any]:
         version = self._namespace.describe_table_version(self._table_id, request.get("version"))
-        return {"version": self._response(version)}
+        return {"version": version_response(version)}
 
     def _create(self, request: dict[str, Any]) -> dict[str, Any]:
         name = str(request["manifest_path"]).rstrip("/").rsplit("/", 1)[-1]
@@ -115,7 +107,7 @@ class _EngineVersions(LanceNamespace):
             naming_scheme=str(request.get("naming_scheme") or "V2"),
             metadata=self._properties,
         )
-        return {"version": self._response(created)}
+        return {"version": version_response(created)}
 
 
 def _in_python_thread(

@@ -1,8 +1,8 @@
 """The namespace engine: a Python implementation of the Lance Directory Namespace.
 
 No dbt and no Spark here: Spark's Python workers import this package to rebuild a namespace from
-``ns.properties``. See docs/ARCHITECTURE.md for the public API and README "The namespace engine"
-for the details.
+``ns.properties``. ``DirectoryNamespace`` (directory.py) is the public API; docs/namespace-engine.md
+describes the spec choices, the guarantees under concurrency and the error codes.
 """
 
 from dbt.adapters.lancens.namespace import errors

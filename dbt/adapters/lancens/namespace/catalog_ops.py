@@ -3,47 +3,52 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from dbt.adapters.lancens.namespace import ids, kinds, layout, props
+from dbt.adapters.lancens.namespace.context import NamespaceContext
 from dbt.adapters.lancens.namespace.models import ObjectEntry
+from dbt.adapters.lancens.namespace.snapshot import Row
+from dbt.adapters.lancens.namespace.storage import Storage
+from dbt.adapters.lancens.namespace.table_ops import TableOps
 from dbt.adapters.lancens.namespace.view_ops import view_info
-
-if TYPE_CHECKING:
-    from dbt.adapters.lancens.namespace.directory import DirectoryNamespace
 
 _LISTED_KINDS = (kinds.NAMESPACE, kinds.TABLE, kinds.VIEW)
 
 
 class CatalogOps:
-    """Mixin for DirectoryNamespace: ``list_objects``."""
+    """``list_objects``: the whole catalog (or one namespace's part of it) in one manifest read;
+    root tables found by directory listing come from ``TableOps.list_tables``."""
 
-    def list_objects(
-        self: DirectoryNamespace, namespace_id: Sequence[str] | None = None
-    ) -> list[ObjectEntry]:
+    def __init__(self, context: NamespaceContext, tables: TableOps) -> None:
+        self._ctx = context
+        self._tables = tables
+
+    def list_objects(self, namespace_id: Sequence[str] | None = None) -> list[ObjectEntry]:
         """Namespaces, tables and views under ``namespace_id`` (all levels), or everything when None.
 
         Root V1 tables found by directory listing are included (compatibility mode). Table versions
         are not objects of the catalog and are skipped.
         """
         parent = (
-            None if namespace_id is None else ids.validate(namespace_id, what="namespace", allow_root=True)
+            None
+            if namespace_id is None
+            else ids.validate(namespace_id, what="namespace", allow_root=True, argument="namespace_id")
         )
         if parent is not None:
-            self._require_namespace(parent)
+            self._ctx.require_namespace(parent)
         entries: list[ObjectEntry] = []
-        if self.manifest_enabled:
-            for oid, row in self._manifest.by_id().items():
+        if self._ctx.manifest_enabled:
+            for oid, row in self._ctx.manifest.by_id().items():
                 object_id = ids.split(oid)
                 kind = kinds.object_kind(row)
                 if kind not in _LISTED_KINDS or not _under(object_id, parent):
                     continue
-                entries.append(_entry(self, object_id, kind, row))
-        if (parent is None or parent == []) and self.dir_listing_enabled:
+                entries.append(_entry(self._ctx.fs, object_id, kind, row))
+        if (parent is None or parent == []) and self._ctx.dir_listing_enabled:
             known = {tuple(entry.id) for entry in entries}
-            for name in self.list_tables([]).items:
+            for name in self._tables.list_tables([]).items:
                 if (name,) not in known:
-                    entries.append(ObjectEntry([name], "table", self._v1_location(name)))
+                    entries.append(ObjectEntry([name], "table", self._ctx.v1_location(name)))
         return entries
 
 
@@ -51,9 +56,9 @@ def _under(object_id: list[str], parent: list[str] | None) -> bool:
     return parent is None or (len(object_id) > len(parent) and object_id[: len(parent)] == parent)
 
 
-def _entry(ns: DirectoryNamespace, object_id: list[str], kind: str, row: dict) -> ObjectEntry:
+def _entry(fs: Storage, object_id: list[str], kind: str, row: Row) -> ObjectEntry:
     if kind == kinds.VIEW:
         view = view_info(object_id, row)
         return ObjectEntry(object_id, kind, None, view.properties, view.base_objects)
-    location = layout.absolute_location(ns._fs, row["location"]) if kind == kinds.TABLE else None
+    location = layout.absolute_location(fs, row["location"]) if kind == kinds.TABLE else None
     return ObjectEntry(object_id, kind, location, props.loads(row["metadata"]))

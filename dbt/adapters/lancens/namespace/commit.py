@@ -21,7 +21,7 @@ tables in one ``__manifest`` commit (BatchCreateTableVersions), then finalizes t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
@@ -30,10 +30,11 @@ import lance
 from lance.commit import CommitConflictError
 from lance_namespace import LanceNamespace
 
-from dbt.adapters.lancens.namespace import errors, ids, layout
+from dbt.adapters.lancens.namespace import errors, ids, layout, props
+from dbt.adapters.lancens.namespace.layout import VERSIONS_DIR
 from dbt.adapters.lancens.namespace.models import ResolvedTable
+from dbt.adapters.lancens.namespace.snapshot import Row
 from dbt.adapters.lancens.namespace.versions import (
-    VERSIONS_DIR,
     TableVersion,
     VersionEntry,
     VersionManager,
@@ -63,11 +64,24 @@ def _lance_path(path: str) -> str:
     return parsed.path.lstrip("/")
 
 
+def version_response(version: TableVersion) -> dict[str, Any]:
+    """A table version as Lance's external manifest store protocol answers it (a dict)."""
+    return {
+        "version": version.version,
+        "manifest_path": _lance_path(version.manifest_path),
+        "manifest_size": version.manifest_size,
+        "e_tag": version.e_tag,
+        "timestamp_millis": version.timestamp_millis,
+    }
+
+
 class _VersionStore(LanceNamespace):
     """The external manifest store Lance calls during one managed commit (requests are dicts).
 
     Exceptions raised here reach the caller wrapped in Lance's OSError text; ``error`` keeps the
-    original so ``commit_table`` can re-raise the namespace error with its code."""
+    original so ``commit_table`` can re-raise the namespace error with its code. pylance calls the
+    three version methods with plain dicts and reads plain dicts back, although ``LanceNamespace``
+    declares its pydantic request and response models there (hence the ``override`` ignores)."""
 
     def __init__(
         self,
@@ -88,15 +102,6 @@ class _VersionStore(LanceNamespace):
     def namespace_id(self) -> str:
         return f"lancens-version-store({self._table.location})"
 
-    def _response(self, version: TableVersion) -> dict[str, Any]:
-        return {
-            "version": version.version,
-            "manifest_path": _lance_path(version.manifest_path),
-            "manifest_size": version.manifest_size,
-            "e_tag": version.e_tag,
-            "timestamp_millis": version.timestamp_millis,
-        }
-
     def _known_versions(self) -> dict[int, TableVersion]:
         """Versions as of now (resolved afresh: a racing writer may have registered the table)."""
         try:
@@ -105,23 +110,23 @@ class _VersionStore(LanceNamespace):
             return {}
         return self._manager._all_versions(table)
 
-    def list_table_versions(self, request: dict[str, Any]) -> dict[str, Any]:
+    def list_table_versions(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
         versions = sorted(self._known_versions().values(), key=lambda v: v.version, reverse=True)
         if not request.get("descending", False):
             versions.reverse()
         limit = request.get("limit")
-        return {"versions": [self._response(v) for v in versions[:limit] if limit is None or limit > 0]}
+        return {"versions": [version_response(v) for v in versions[:limit] if limit is None or limit > 0]}
 
-    def describe_table_version(self, request: dict[str, Any]) -> dict[str, Any]:
+    def describe_table_version(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
         versions = self._known_versions()
         wanted = request.get("version")
         if wanted is None and versions:
             wanted = max(versions)
         if wanted not in versions:
             raise errors.TableVersionNotFoundError(f"{ids.display(self._table.id)} has no version {wanted}")
-        return {"version": self._response(versions[wanted])}
+        return {"version": version_response(versions[wanted])}
 
-    def create_table_version(self, request: dict[str, Any]) -> dict[str, Any]:
+    def create_table_version(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
         try:
             return self._create(request)
         except errors.NamespaceError as exc:
@@ -144,10 +149,10 @@ class _VersionStore(LanceNamespace):
             )
             size = request.get("manifest_size")
             staged = TableVersion(version, staging, size, request.get("e_tag"), None, entry.metadata)
-            return {"version": self._response(staged)}
+            return {"version": version_response(staged)}
         rows = [self._table_row] if self._table_row else []
         [created] = self._manager._commit_managed([entry], [self._table], new_table_rows=rows)
-        return {"version": self._response(created)}
+        return {"version": version_response(created)}
 
 
 def _target(
@@ -157,12 +162,12 @@ def _target(
 
     A new table's directory name is random outside V1 naming, so a caller that already wrote
     fragments for it passes the ``location`` it got from ``ns.table_location`` and wrote to."""
-    ns = manager._ns
+    ns = manager._ctx
     try:
         table = manager._table(table_id)
     except errors.TableNotFoundError:
         table_id = ids.validate(table_id, what="table", allow_root=False)
-        if ns.manifest_enabled and ns._manifest.get(ids.object_id(table_id)) is not None:
+        if ns.manifest_enabled and ns.manifest.get(ids.object_id(table_id)) is not None:
             raise errors.TableAlreadyExistsError(
                 f"{ids.display(table_id)} is a namespace or a view, not a table"
             ) from None
@@ -172,7 +177,7 @@ def _target(
         row = {
             "object_id": ids.object_id(table_id),
             "object_type": "table",
-            "location": layout.relative_location(ns._fs, table.location),
+            "location": layout.relative_location(ns.fs, table.location),
             "metadata": None,
             "base_objects": None,
         }
@@ -191,33 +196,69 @@ def _read_version(manager: VersionManager, table: ResolvedTable, read_version: i
     if table.declared_only:
         return 0
     try:
-        return manager._ns._open_dataset(table.location).version
+        return manager._ctx.open_dataset(table.location).version
     except ValueError:
         return 0
 
 
-def _commit(
-    manager: VersionManager,
-    table_id: Sequence[str],
-    operation: Any,
-    read_version: int | None,
-    transaction_properties: dict[str, str] | None,
-    stage_only: bool,
-    location: str | None,
-) -> tuple[int, _VersionStore | None, ResolvedTable, dict[str, Any] | None]:
-    table, table_row = _target(manager, table_id, location)
-    properties = {str(k): str(v) for k, v in (transaction_properties or {}).items()}
+@dataclass(frozen=True)
+class CommitRequest:
+    """One commit's arguments, checked (13 naming the argument) before anything is written."""
+
+    table_id: list[str]
+    operation: lance.LanceOperation.BaseOperation
+    read_version: int | None
+    properties: dict[str, str]
+    location: str | None
+
+    @classmethod
+    def of(
+        cls,
+        table_id: Sequence[str],
+        operation: object,
+        read_version: int | None,
+        transaction_properties: Mapping[str, object] | None,
+        location: str | None,
+    ) -> CommitRequest:
+        if not isinstance(operation, lance.LanceOperation.BaseOperation):
+            raise errors.InvalidInputError(f"operation must be a lance.LanceOperation, got {operation!r}")
+        if read_version is not None:
+            ids.validate_version(read_version, "read_version")
+        if location is not None and (not isinstance(location, str) or not location):
+            raise errors.InvalidInputError(f"location must be a non-empty string or None, got {location!r}")
+        properties = props.string_dict(transaction_properties, "transaction_properties")
+        return cls(
+            ids.validate(table_id, what="table", allow_root=False),
+            operation,
+            read_version,
+            properties,
+            location,
+        )
+
+
+@dataclass(frozen=True)
+class _Committed:
+    version: int
+    store: _VersionStore | None
+    table: ResolvedTable
+    table_row: Row | None
+
+
+def _commit(manager: VersionManager, request: CommitRequest, stage_only: bool) -> _Committed:
+    table, table_row = _target(manager, request.table_id, request.location)
     transaction = lance.Transaction(
-        _read_version(manager, table, read_version), operation, transaction_properties=properties
+        _read_version(manager, table, request.read_version),
+        request.operation,
+        transaction_properties=request.properties,
     )
     managed = stage_only or manager.management_enabled()
-    store = _VersionStore(manager, table, properties, table_row, stage_only) if managed else None
+    store = _VersionStore(manager, table, request.properties, table_row, stage_only) if managed else None
     hook: dict[str, Any] = {}
     if store is not None:
         hook = {"namespace_client": store, "table_id": table.id, "namespace_client_managed_versioning": True}
     try:
         dataset = lance.LanceDataset.commit(
-            table.location, transaction, storage_options=manager._ns.storage_options, **hook
+            table.location, transaction, storage_options=manager._ctx.storage_options, **hook
         )
     except CommitConflictError as exc:
         raise errors.ConcurrentModificationError(
@@ -227,50 +268,35 @@ def _commit(
         if store is not None and store.error is not None:
             raise store.error from exc
         raise
-    return dataset.version, store, table, table_row
+    return _Committed(int(dataset.version), store, table, table_row)
 
 
-def commit_table(
-    manager: VersionManager,
-    table_id: Sequence[str],
-    operation: Any,
-    read_version: int | None = None,
-    transaction_properties: dict[str, str] | None = None,
-    location: str | None = None,
-) -> int:
-    """Commit ``operation`` to table ``table_id`` and return the new version.
+def commit_table(manager: VersionManager, request: CommitRequest) -> int:
+    """Commit the request's operation and return the new version.
 
     A new table is registered after its data is committed in file-based mode (a crash in between
     leaves an unregistered directory, invisible to the namespace) and in the same ``__manifest``
     commit as its first version row in management mode."""
-    version, store, table, table_row = _commit(
-        manager, table_id, operation, read_version, transaction_properties, False, location
-    )
-    if store is None and table_row is not None:
+    done = _commit(manager, request, stage_only=False)
+    if done.store is None and done.table_row is not None:
         try:
-            manager._ns._manifest.insert([table_row])
+            manager._ctx.manifest.insert([done.table_row])
         except errors.DuplicateObjectIdError as exc:
             raise errors.ConcurrentModificationError(
-                f"table {ids.display(table.id)} was registered concurrently while its first commit ran"
+                f"table {ids.display(done.table.id)} was registered concurrently while its first commit ran"
             ) from exc
-    return version
+    return done.version
 
 
 def restore_table(manager: VersionManager, table_id: Sequence[str], version: int) -> int:
     """Commit a Lance Restore: the new version's content equals ``version`` (11 if it is missing)."""
     latest = manager.describe_table_version(table_id)
     manager.describe_table_version(table_id, version)
-    return commit_table(manager, table_id, lance.LanceOperation.Restore(version), latest.version)
+    request = CommitRequest.of(table_id, lance.LanceOperation.Restore(version), latest.version, None, None)
+    return commit_table(manager, request)
 
 
-def stage_table_commit(
-    manager: VersionManager,
-    table_id: Sequence[str],
-    operation: Any,
-    read_version: int | None = None,
-    transaction_properties: dict[str, str] | None = None,
-    location: str | None = None,
-) -> StagedCommit:
+def stage_table_commit(manager: VersionManager, request: CommitRequest) -> StagedCommit:
     """Write a version's data and manifest without making it visible (table version management only).
 
     The staged manifest is neither a finalized file in ``_versions/`` nor a ``__manifest`` row, so
@@ -280,9 +306,7 @@ def stage_table_commit(
         raise errors.UnsupportedOperationError(
             "staged commits need table_version_management=true in the __manifest metadata"
         )
-    _, store, _, _ = _commit(
-        manager, table_id, operation, read_version, transaction_properties, True, location
-    )
+    store = _commit(manager, request, stage_only=True).store
     assert store is not None and store.staged is not None, "Lance committed without calling the version store"
     return store.staged
 

@@ -1,7 +1,9 @@
 """Namespace configuration: property parsing, root normalisation, storage-option mapping.
 
-Properties arrive as strings (dbt profiles, Spark worker round trips), so booleans are parsed the way
-native pylance does: a fixed set of spellings, anything else leaves the default in place.
+Properties arrive as strings (dbt profiles, Spark worker round trips), so booleans are parsed from
+native pylance's spellings. Where native silently ignores a property it does not know or a boolean
+it cannot parse (and runs with the default), this engine raises InvalidInput (13) naming it: a
+misspelt ``manifest_enabled`` must not quietly select another on-disk layout.
 """
 
 from __future__ import annotations
@@ -18,20 +20,25 @@ _FALSE = {"false", "FALSE", "False", "0", "no", "NO", "n", "off"}
 STORAGE_PREFIX = "storage."
 
 
-def parse_bool(value: object, default: bool) -> bool:
-    """Native's boolean parsing: known spellings only; anything else keeps ``default``."""
+KNOWN_PROPERTIES = ("root", "manifest_enabled", "dir_listing_enabled")
+
+
+def parse_bool(value: object, name: str) -> bool:
+    """Native's boolean spellings (``true/false/1/0/yes/no/y/n/on/off`` ...); anything else is 13."""
     text = str(value)
     if text in _TRUE:
         return True
     if text in _FALSE:
         return False
-    return default
+    raise errors.InvalidInputError(f"property {name!r} must be true or false, got {value!r}")
 
 
 def normalize_root(root: str | os.PathLike[str]) -> str:
     """Return an absolute local path (``file://`` unwrapped) or a URI without a trailing slash."""
+    if not isinstance(root, str | os.PathLike):
+        raise errors.InvalidInputError(f"root must be a path or URI string, got {root!r}")
     text = os.fspath(root)
-    if not text:
+    if not isinstance(text, str) or not text:
         raise errors.InvalidInputError("root must not be empty")
     if "://" in text:
         parsed = urlparse(text)
@@ -51,7 +58,19 @@ class NamespaceConfig:
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, object]) -> NamespaceConfig:
-        """Parse string properties; ``storage.*`` keys lose their prefix; unknown keys are ignored."""
+        """Parse string properties; ``storage.*`` keys lose their prefix; an unknown key is 13."""
+        if not isinstance(properties, Mapping):
+            raise errors.InvalidInputError(f"properties must be a mapping, got {properties!r}")
+        unknown = sorted(
+            str(key)
+            for key in properties
+            if not isinstance(key, str)
+            or (key not in KNOWN_PROPERTIES and not key.startswith(STORAGE_PREFIX))
+        )
+        if unknown:
+            raise errors.InvalidInputError(
+                f"unknown properties {unknown} (known: {', '.join(KNOWN_PROPERTIES)}, {STORAGE_PREFIX}*)"
+            )
         if "root" not in properties or properties["root"] in (None, ""):
             raise errors.InvalidInputError("missing required property 'root'")
         storage = {
@@ -61,8 +80,10 @@ class NamespaceConfig:
         }
         return cls(
             root=normalize_root(str(properties["root"])),
-            manifest_enabled=parse_bool(properties.get("manifest_enabled", "true"), True),
-            dir_listing_enabled=parse_bool(properties.get("dir_listing_enabled", "true"), True),
+            manifest_enabled=parse_bool(properties.get("manifest_enabled", "true"), "manifest_enabled"),
+            dir_listing_enabled=parse_bool(
+                properties.get("dir_listing_enabled", "true"), "dir_listing_enabled"
+            ),
             storage_options=storage,
         )
 
@@ -97,6 +118,6 @@ def s3fs_kwargs(options: Mapping[str, str]) -> dict[str, object]:
         client["region_name"] = region
     if client:
         kwargs["client_kwargs"] = client
-    if parse_bool(first("skip_signature", "aws_skip_signature") or "false", False):
+    if parse_bool(first("skip_signature", "aws_skip_signature") or "false", "storage.skip_signature"):
         kwargs["anon"] = True
     return kwargs

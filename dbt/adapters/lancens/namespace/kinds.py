@@ -27,7 +27,7 @@ def object_kind(row: Mapping[str, Any]) -> str:
     """The row's kind: its ``object_type``, except ``view`` for a table row carrying the view marker.
 
     Listings call this for every row, so the JSON is parsed only when the marker text occurs."""
-    object_type = row["object_type"]
+    object_type = str(row["object_type"])
     metadata = row.get("metadata")
     if object_type != TABLE or not metadata or VIEW_MARKER not in metadata:
         return object_type

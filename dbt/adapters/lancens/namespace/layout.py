@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import secrets
 
-from dbt.adapters.lancens.namespace import ids
+from dbt.adapters.lancens.namespace import errors, ids
 from dbt.adapters.lancens.namespace.storage import Storage
-from dbt.adapters.lancens.namespace.versions import parse_manifest_name
 
 V1_SUFFIX = ".lance"
 RESERVED_MARKER = ".lance-reserved"
 DEREGISTERED_MARKER = ".lance-deregistered"
 MARKER_CONTENT = b"reserved"
 VERSIONS_DIR = "_versions"
+MANIFEST_SUFFIX = ".manifest"
+_U64_MAX = 2**64 - 1
+_V2_DIGITS = 20
 
 
 def v1_dir_name(name: str) -> str:
@@ -43,6 +45,13 @@ def relative_location(storage: Storage, location: str) -> str:
     """The manifest form of ``location``: relative to the root when it lies under it."""
     prefix = storage.join("")
     return location[len(prefix) :] if location.startswith(prefix) else location
+
+
+def listed_by_directory(storage: Storage, location: str) -> bool:
+    """Whether compatibility-mode directory listing would take ``location`` for a V1 table: a
+    direct child of the root whose name ends in ``.lance``."""
+    relative = relative_location(storage, location)
+    return relative != location and "/" not in relative and relative.endswith(V1_SUFFIX)
 
 
 def marker_path(location: str, marker: str) -> str:
@@ -72,6 +81,31 @@ def v1_table_names(storage: Storage) -> list[str]:
         base = entry["name"].rstrip("/").rsplit("/", 1)[-1]
         if entry.get("type") != "directory" or not base.endswith(V1_SUFFIX) or base == V1_SUFFIX:
             continue
+        if ids.DELIMITER in base:  # a child namespace's <hash>_<ns>$<name>.lance, never a V1 name
+            continue
         if v1_table_exists(storage, storage.join(base)):
             names.append(base[: -len(V1_SUFFIX)])
     return names
+
+
+def manifest_name(version: int, naming_scheme: str = "V2") -> str:
+    """File name of a finalized manifest: V2 counts down from u64::MAX so listings start at the newest."""
+    ids.validate_version(version)
+    if naming_scheme == "V2":
+        return f"{_U64_MAX - version:0{_V2_DIGITS}d}{MANIFEST_SUFFIX}"
+    if naming_scheme == "V1":
+        return f"{version}{MANIFEST_SUFFIX}"
+    raise errors.InvalidInputError(f"naming_scheme must be 'V1' or 'V2', got {naming_scheme!r}")
+
+
+def parse_manifest_name(name: str) -> tuple[int, str] | None:
+    """``(version, scheme)`` of a finalized manifest file name; None for anything else (staging files,
+    ``latest_version_hint.json``, detached manifests)."""
+    if not name.endswith(MANIFEST_SUFFIX):
+        return None
+    stem = name[: -len(MANIFEST_SUFFIX)]
+    if not stem.isdigit():
+        return None
+    if len(stem) == _V2_DIGITS:
+        return _U64_MAX - int(stem), "V2"
+    return int(stem), "V1"

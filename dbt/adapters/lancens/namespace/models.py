@@ -1,4 +1,4 @@
-"""Result types of the engine's public API (see docs/ARCHITECTURE.md)."""
+"""Result types of the engine's public API (``DirectoryNamespace``, directory.py)."""
 
 from __future__ import annotations
 

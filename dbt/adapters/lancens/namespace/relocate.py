@@ -10,38 +10,61 @@ Object stores have no directory rename, so there the new V2 directory becomes a 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from dbt.adapters.lancens.namespace import layout
+from dbt.adapters.lancens.namespace.context import NamespaceContext
 from dbt.adapters.lancens.namespace.models import ResolvedTable
 
-if TYPE_CHECKING:
-    from dbt.adapters.lancens.namespace.directory import DirectoryNamespace
 
+def move_table_dir(context: NamespaceContext, source: str, destination: str) -> str:
+    """Make the table at ``source`` readable at ``destination``; return ``destination``.
 
-def move_table_dir(ns: DirectoryNamespace, source: str, destination: str) -> str:
-    """Make the table at ``source`` readable at ``destination``; return ``destination``."""
-    if ns._fs._local:
+    The move is also the claim on the table: of two renames racing, the second finds no ``source``
+    to rename (local) or finds the ``.lance-deregistered`` marker already written (object stores),
+    and gets FileNotFoundError or FileExistsError before touching anything."""
+    if context.fs.local:
         os.rename(source, destination)
         return destination
-    if not layout.has_versions(ns._fs, source):  # declared only: just move the reservation
-        ns._fs.put_if_not_exists(
-            layout.marker_path(destination, layout.RESERVED_MARKER), layout.MARKER_CONTENT
-        )
-        ns._fs.rm(source, recursive=True)
-        return destination
-    dataset = ns._open_dataset(source)
-    dataset.shallow_clone(destination, dataset.version, storage_options=ns._lance_options)
-    ns._fs.put_if_not_exists(layout.marker_path(source, layout.DEREGISTERED_MARKER), layout.MARKER_CONTENT)
+    claim = layout.marker_path(source, layout.DEREGISTERED_MARKER)
+    context.fs.put_if_not_exists(claim, layout.MARKER_CONTENT)
+    try:
+        if layout.has_versions(context.fs, source):
+            dataset = context.open_dataset(source)
+            dataset.shallow_clone(destination, dataset.version, storage_options=context.lance_options)
+        else:  # declared only: just move the reservation
+            reserved = layout.marker_path(destination, layout.RESERVED_MARKER)
+            context.fs.put_if_not_exists(reserved, layout.MARKER_CONTENT)
+            context.fs.rm(source, recursive=True)
+    except BaseException:
+        undo_move(context, source, destination)
+        raise
     return destination
 
 
-def cloned_from(ns: DirectoryNamespace, resolved: ResolvedTable) -> list[str]:
+def undo_move(context: NamespaceContext, source: str, destination: str) -> None:
+    """Put a table moved by ``move_table_dir`` back (its rename lost in ``__manifest``)."""
+    if context.fs.local:
+        os.rename(destination, source)
+        return
+    if context.fs.exists(destination):
+        context.fs.rm(destination, recursive=True)
+    if context.fs.has_files(source):
+        context.fs.rm(layout.marker_path(source, layout.DEREGISTERED_MARKER))
+    else:  # a declared-only table: its reservation was moved, put it back
+        context.fs.put_if_not_exists(
+            layout.marker_path(source, layout.RESERVED_MARKER), layout.MARKER_CONTENT
+        )
+
+
+def cloned_from(context: NamespaceContext, resolved: ResolvedTable) -> list[str]:
     """Directories under the root that a shallow-cloned table still reads from (dropped with it)."""
-    if resolved.declared_only or ns._fs._local:
+    if resolved.declared_only or context.fs.local:
         return []
-    dataset = ns._open_dataset(resolved.location)
-    prefix = ns._fs.join("")
+    try:
+        dataset = context.open_dataset(resolved.location)
+    except (ValueError, OSError):
+        return []  # already deleted (a concurrent drop of a V1 table)
+    prefix = context.fs.join("")
     return [
         base.path.rstrip("/")
         for base in dataset.base_paths().values()

@@ -25,7 +25,9 @@ def filesystem_for(root: str, storage_options: Mapping[str, str]) -> fsspec.Abst
     """The fsspec filesystem for ``root`` with Lance-style storage options translated."""
     protocol = root.split("://", 1)[0] if "://" in root else "file"
     if protocol in ("s3", "s3a"):
-        return fsspec.filesystem("s3", **s3fs_kwargs(storage_options))
+        # No listing cache: Lance (Rust) and other processes write under the root behind s3fs's back,
+        # so a cached listing of `_versions/` would hide a manifest staged a moment ago.
+        return fsspec.filesystem("s3", use_listings_cache=False, **s3fs_kwargs(storage_options))
     return fsspec.filesystem(protocol)
 
 
@@ -35,11 +37,11 @@ class Storage:
     def __init__(self, root: str, storage_options: Mapping[str, str]) -> None:
         self.root = root
         self.fs = filesystem_for(root, storage_options)
-        self._local = isinstance(self.fs, LocalFileSystem)
+        self.local = isinstance(self.fs, LocalFileSystem)
         self._is_s3 = "s3" in self.fs.protocol
 
     def _path(self, path: str) -> str:
-        return self.fs._strip_protocol(path)
+        return str(self.fs._strip_protocol(path))
 
     def join(self, *parts: str) -> str:
         """Join ``parts`` under the root (with ``/`` for URIs, ``os.sep`` semantics for local paths)."""
@@ -49,7 +51,7 @@ class Storage:
     def put_if_not_exists(self, path: str, data: bytes) -> None:
         """Create ``path`` with ``data`` only if it does not exist; raise FileExistsError otherwise."""
         target = self._path(path)
-        if self._local:
+        if self.local:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with open(target, "xb") as handle:
                 handle.write(data)
@@ -63,27 +65,27 @@ class Storage:
             self.fs.pipe_file(target, data)
 
     def read_bytes(self, path: str) -> bytes:
-        return self.fs.cat_file(self._path(path))
+        return bytes(self.fs.cat_file(self._path(path)))
 
     def write_bytes(self, path: str, data: bytes) -> None:
         target = self._path(path)
-        if self._local:
+        if self.local:
             os.makedirs(os.path.dirname(target), exist_ok=True)
         self.fs.pipe_file(target, data)
 
     def copy(self, source: str, destination: str) -> None:
         target = self._path(destination)
-        if self._local:
+        if self.local:
             os.makedirs(os.path.dirname(target), exist_ok=True)
         self.fs.copy(self._path(source), target)
 
     def exists(self, path: str) -> bool:
-        return self.fs.exists(self._path(path))
+        return bool(self.fs.exists(self._path(path)))
 
     def ls(self, path: str) -> list[dict[str, Any]]:
         """Entries directly under ``path`` (name = absolute fsspec path); [] when it does not exist."""
         try:
-            return self.fs.ls(self._path(path), detail=True)
+            return list(self.fs.ls(self._path(path), detail=True))
         except (FileNotFoundError, NotADirectoryError):
             return []
 
@@ -92,7 +94,7 @@ class Storage:
 
         Local directories are read with ``os.listdir`` (no per-entry stat): describe/exists call
         this for every table they resolve."""
-        if self._local:
+        if self.local:
             try:
                 return os.listdir(self._path(path))
             except (FileNotFoundError, NotADirectoryError):
@@ -100,15 +102,26 @@ class Storage:
         return [entry["name"].rstrip("/").rsplit("/", 1)[-1] for entry in self.ls(path)]
 
     def info(self, path: str) -> dict[str, Any]:
-        return self.fs.info(self._path(path))
+        return dict(self.fs.info(self._path(path)))
 
     def rm(self, path: str, recursive: bool = False) -> None:
         self.fs.rm(self._path(path), recursive=recursive)
 
+    def rm_tree(self, path: str) -> None:
+        """Remove ``path`` and everything below; already gone is fine, and so is another process
+        removing the same tree at the same time (each walk then meets files the other deleted)."""
+        for _ in range(10):
+            try:
+                self.fs.rm(self._path(path), recursive=True)
+            except FileNotFoundError:
+                pass
+            if not self.exists(path):
+                return
+
     def has_files(self, path: str) -> bool:
         """True when ``path`` is a directory holding at least one file (object-store prefix semantics)."""
         target = self._path(path)
-        if self._local:
+        if self.local:
             if not os.path.isdir(target):
                 return False
             return any(files for _, _, files in os.walk(target))

@@ -23,20 +23,16 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dbt.adapters.lancens.namespace import errors, ids
+from dbt.adapters.lancens.namespace.context import NamespaceContext
+from dbt.adapters.lancens.namespace.layout import VERSIONS_DIR, manifest_name, parse_manifest_name
+from dbt.adapters.lancens.namespace.manifest import ManifestChange, ManifestView
 from dbt.adapters.lancens.namespace.models import Page, ResolvedTable
 
-if TYPE_CHECKING:
-    from dbt.adapters.lancens.namespace.commit import StagedCommit
-
-VERSIONS_DIR = "_versions"
-MANIFEST_SUFFIX = ".manifest"
 TABLE_VERSION = "table_version"
 TVM_KEY = "table_version_management"
-_U64_MAX = 2**64 - 1
-_V2_DIGITS = 20
 CRASH_ENV = "LANCENS_PAUSE_AT_STEP"
 """Test hook: when it names a commit step, the process announces it and waits there to be killed.
 
@@ -70,30 +66,6 @@ class VersionEntry:
     metadata: dict[str, str] = field(default_factory=dict)
 
 
-def manifest_name(version: int, naming_scheme: str = "V2") -> str:
-    """File name of a finalized manifest: V2 counts down from u64::MAX so listings start at the newest."""
-    if version < 0:
-        raise errors.InvalidInputError(f"version must be >= 0, got {version}")
-    if naming_scheme == "V2":
-        return f"{_U64_MAX - version:0{_V2_DIGITS}d}{MANIFEST_SUFFIX}"
-    if naming_scheme == "V1":
-        return f"{version}{MANIFEST_SUFFIX}"
-    raise errors.InvalidInputError(f"naming_scheme must be 'V1' or 'V2', got {naming_scheme!r}")
-
-
-def parse_manifest_name(name: str) -> tuple[int, str] | None:
-    """``(version, scheme)`` of a finalized manifest file name; None for anything else (staging files,
-    ``latest_version_hint.json``, detached manifests)."""
-    if not name.endswith(MANIFEST_SUFFIX):
-        return None
-    stem = name[: -len(MANIFEST_SUFFIX)]
-    if not stem.isdigit():
-        return None
-    if len(stem) == _V2_DIGITS:
-        return _U64_MAX - int(stem), "V2"
-    return int(stem), "V1"
-
-
 def pause_point(step: str) -> None:
     """Crash-test hook (see CRASH_ENV): write ``<dir>/<step>`` and block this thread until killed.
 
@@ -108,6 +80,11 @@ def pause_point(step: str) -> None:
     threading.Event().wait()
 
 
+def _scheme(name: str) -> list[str]:
+    parsed = parse_manifest_name(name)
+    return [parsed[1]] if parsed else []
+
+
 def _join(location: str, *parts: str) -> str:
     return "/".join([location.rstrip("/"), *parts])
 
@@ -118,10 +95,9 @@ def _stats(info: dict[str, Any]) -> tuple[int | None, str | None, int | None]:
     e_tag = info.get("ETag") or info.get("etag")
     mtime = info.get("mtime") or info.get("LastModified") or info.get("last_modified")
     millis: int | None = None
-    if hasattr(mtime, "timestamp"):
-        millis = int(mtime.timestamp() * 1000)
-    elif mtime is not None:
-        millis = int(float(mtime) * 1000)
+    if mtime is not None:
+        seconds = mtime.timestamp() if hasattr(mtime, "timestamp") else float(mtime)
+        millis = int(seconds * 1000)
     if e_tag is None and size is not None and millis is not None:
         # Local files have no entity tag; size and mtime change whenever the content does.
         e_tag = f'"{millis:x}-{size:x}"'
@@ -129,18 +105,19 @@ def _stats(info: dict[str, Any]) -> tuple[int | None, str | None, int | None]:
 
 
 class VersionManager:
-    """Version operations of one DirectoryNamespace (it delegates its version methods here)."""
+    """Version operations of one DirectoryNamespace (it delegates its version methods here; the
+    commits themselves are in commit.py)."""
 
-    def __init__(self, ns: Any) -> None:
-        self._ns = ns
+    def __init__(self, context: NamespaceContext) -> None:
+        self._ctx = context
 
     # ----------------------------------------------------------------------------- mode and lookup
     def management_enabled(self) -> bool:
         """True when the ``__manifest`` metadata turns table version management on."""
-        return self._ns.manifest_enabled and self._ns._manifest.metadata().get(TVM_KEY, "").lower() == "true"
+        return self._ctx.manifest_enabled and self._ctx.manifest.metadata().get(TVM_KEY, "").lower() == "true"
 
     def _table(self, table_id: Sequence[str]) -> ResolvedTable:
-        return self._ns._resolve_table(ids.validate(table_id, what="table", allow_root=False))
+        return self._ctx.resolve_table(ids.validate(table_id, what="table", allow_root=False))
 
     def _version_object_id(self, table_id: Sequence[str], version: int) -> str:
         return f"{ids.object_id(table_id)}{ids.DELIMITER}{version}"
@@ -148,7 +125,7 @@ class VersionManager:
     def _file_versions(self, location: str) -> dict[int, tuple[str, dict[str, Any]]]:
         """Finalized manifests in ``_versions/``: version -> (file name, fsspec info)."""
         found: dict[int, tuple[str, dict[str, Any]]] = {}
-        for info in self._ns._fs.ls(_join(location, VERSIONS_DIR)):
+        for info in self._ctx.fs.ls(_join(location, VERSIONS_DIR)):
             name = info["name"].rstrip("/").rsplit("/", 1)[-1]
             parsed = parse_manifest_name(name)
             if parsed is not None:
@@ -157,43 +134,64 @@ class VersionManager:
 
     def _rows(self, table_id: Sequence[str]) -> dict[int, dict[str, Any]]:
         """``table_version`` rows of one table: version -> decoded metadata JSON."""
-        prefix = f"{ids.object_id(table_id)}{ids.DELIMITER}"
-        rows = self._ns._manifest.rows()
+        view = self._ctx.manifest.current()
+        oid = ids.object_id(table_id)
         found: dict[int, dict[str, Any]] = {}
-        for object_id, object_type, metadata in zip(
-            rows.column("object_id").to_pylist(),
-            rows.column("object_type").to_pylist(),
-            rows.column("metadata").to_pylist(),
-            strict=True,
-        ):
-            suffix = object_id[len(prefix) :]
-            if object_type == TABLE_VERSION and object_id.startswith(prefix) and suffix.isdigit():
-                found[int(suffix)] = json.loads(metadata or "{}")
+        for suffix in view.children(oid, TABLE_VERSION):
+            row = view.get(f"{oid}{ids.DELIMITER}{suffix}")
+            if row is not None and suffix.isdigit():
+                found[int(suffix)] = json.loads(row["metadata"] or "{}")
         return found
+
+    def _point_rows(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Step 4: replace the metadata of version rows still present (a row whose table was dropped
+        meanwhile stays dropped), in one commit."""
+
+        def plan(view: ManifestView, concurrent: bool) -> ManifestChange | None:
+            present = [
+                {**current, "metadata": row["metadata"]}
+                for row in rows
+                if (current := view.get(row["object_id"])) is not None
+                and current["metadata"] != row["metadata"]
+            ]
+            return ManifestChange(replace=present) if present else None
+
+        self._ctx.manifest.commit(plan)
 
     def _transaction_properties(self, location: str, versions: Sequence[int]) -> dict[int, dict[str, str]]:
         """Lance transaction properties of each version (read from its ``_transactions/*.txn``)."""
         if not versions:
             return {}
-        dataset = self._ns._open_dataset(location)
+        dataset = self._ctx.open_dataset(location)
         found: dict[int, dict[str, str]] = {}
         for version in versions:
             try:
                 transaction = dataset.read_transaction(version)
             except (OSError, ValueError):
                 transaction = None  # the version's manifest or transaction file was deleted
+            except TypeError:
+                # pylance 14 cannot decode the index-remap transaction a compaction of an indexed
+                # table commits (`RewrittenIndex.__init__() missing ... arguments`): no properties
+                transaction = None
             found[version] = dict(transaction.transaction_properties or {}) if transaction else {}
         return found
 
     # ------------------------------------------------------------------------------------- listing
     def _all_versions(self, table: ResolvedTable) -> dict[int, TableVersion]:
-        """Every version of a table, finishing managed versions whose finalize step never ran.
+        """Every version of a table, finishing managed versions whose finalize step never ran."""
+        return self._version_state(table)[0]
+
+    def _version_state(self, table: ResolvedTable) -> tuple[dict[int, TableVersion], set[int]]:
+        """The table's versions, and the managed rows whose finalized manifest is gone.
 
         In management mode rows are authoritative, and finalized files without a row (versions
         written before management was turned on) are reported too, so turning it on for an existing
-        table does not hide its history from readers nor from Lance's commit path."""
+        table does not hide its history from readers nor from Lance's commit path. A finalized row
+        whose manifest file no longer exists was removed by a tool that deletes manifests itself
+        (Lance's ``cleanup_old_versions``): it is not a version any more, and
+        ``batch_delete_table_versions`` deletes its row."""
         if table.declared_only:
-            return {}
+            return {}, set()
         files = self._file_versions(table.location)
         rows = self._rows(table.id) if self.management_enabled() else {}
         versions: dict[int, TableVersion] = {}
@@ -205,9 +203,21 @@ class VersionManager:
             versions[version] = TableVersion(
                 version, _join(table.location, VERSIONS_DIR, name), size, e_tag, millis, properties[version]
             )
+        gone: set[int] = set()
         for version, meta in rows.items():
+            if version not in files and self._manifest_gone(table, version, meta):
+                gone.add(version)
+                continue
             versions[version] = self._finish(table, version, meta)
-        return versions
+        return versions, gone
+
+    def _manifest_gone(self, table: ResolvedTable, version: int, meta: dict[str, Any]) -> bool:
+        """True for a finalized row whose manifest file does not exist.
+
+        Asked again of the store rather than answered from the listing: a writer may have finalized
+        the version between the listing and the row read."""
+        final = f"{VERSIONS_DIR}/{manifest_name(version, meta.get('naming_scheme', 'V2'))}"
+        return meta.get("manifest_path") == final and not self._ctx.fs.exists(_join(table.location, final))
 
     def settle(self, table: ResolvedTable) -> ResolvedTable:
         """Finish the table's managed versions whose writer stopped after the row insert.
@@ -226,24 +236,18 @@ class VersionManager:
         return table
 
     def list_table_versions(
-        self,
-        id: Sequence[str],
-        descending: bool = False,
-        page_token: str | None = None,
-        limit: int | None = None,
+        self, id: Sequence[str], descending: bool, page_token: str | None, limit: int | None
     ) -> Page:
         """Versions sorted by number; ``page_token`` is the last version of the previous page."""
-        if limit is not None and limit < 0:
-            raise errors.InvalidInputError(f"limit must be >= 0, got {limit}")
+        ids.validate_page(page_token, limit)
+        after = None
+        if page_token is not None:
+            if not page_token.isdigit():
+                raise errors.InvalidInputError(f"page_token must be a version number, got {page_token!r}")
+            after = ids.validate_version(int(page_token), "page_token")
         table = self._table(id)
         ordered = sorted(self._all_versions(table).values(), key=lambda v: v.version, reverse=descending)
-        if page_token is not None:
-            try:
-                after = int(page_token)
-            except ValueError as exc:
-                raise errors.InvalidInputError(
-                    f"page_token must be a version number: {page_token!r}"
-                ) from exc
+        if after is not None:
             ordered = [v for v in ordered if (v.version < after if descending else v.version > after)]
         if limit is None or len(ordered) <= limit:
             return Page(ordered, None)
@@ -252,6 +256,8 @@ class VersionManager:
 
     def describe_table_version(self, id: Sequence[str], version: int | None = None) -> TableVersion:
         """One version (the latest when ``version`` is None); finishes an unfinished managed commit."""
+        if version is not None:
+            ids.validate_version(version)
         table = self._table(id)
         versions = self._all_versions(table)
         wanted = max(versions) if version is None and versions else version
@@ -263,31 +269,39 @@ class VersionManager:
     # ------------------------------------------------------------------------------------ creating
     def _staging(self, table: ResolvedTable, manifest_path: str) -> tuple[str, dict[str, Any]]:
         """Absolute staging path and its info; InvalidInput (13) when it is not a readable file."""
-        if not self._ns._fs.exists(manifest_path):
+        if not self._ctx.fs.exists(manifest_path):
             raise errors.InvalidInputError(f"staging manifest not found at {manifest_path}")
-        return manifest_path, self._ns._fs.info(manifest_path)
-
-    def create_table_version(
-        self,
-        id: Sequence[str],
-        version: int,
-        manifest_path: str,
-        naming_scheme: str = "V2",
-        metadata: dict[str, str] | None = None,
-    ) -> TableVersion:
-        """Make a staged manifest version ``version`` of table ``id`` (spec CreateTableVersion).
-
-        Raises TableVersionAlreadyExists (12) when the version exists, as the spec says; native
-        pylance raises ConcurrentModification (14) instead (see README "Table versions and commits")."""
-        entry = VersionEntry(list(id), version, manifest_path, naming_scheme, dict(metadata or {}))
-        return self.batch_create_table_versions([entry])[0]
+        return manifest_path, self._ctx.fs.info(manifest_path)
 
     def batch_create_table_versions(self, entries: Sequence[VersionEntry]) -> list[TableVersion]:
-        """Create several versions; atomic across tables when version management is on."""
+        """Create several versions; atomic across tables when version management is on.
+
+        Every entry is checked first (13): a version in [0, 2^63-1], a ``naming_scheme`` of V1 or V2
+        that matches how the table already names its versions (a mix would make Lance and
+        ``list_table_versions`` disagree about which file is which version)."""
+        for entry in entries:
+            self._check_entry(entry)
         if not self.management_enabled():
             return [self._create_file_version(entry) for entry in entries]
         tables = [self._table(entry.id) for entry in entries]
         return self._commit_managed(entries, tables, new_table_rows=[])
+
+    def _check_entry(self, entry: VersionEntry) -> None:
+        ids.validate_version(entry.version)
+        manifest_name(entry.version, entry.naming_scheme)  # 13 for an unknown scheme
+        if not isinstance(entry.manifest_path, str) or not entry.manifest_path:
+            raise errors.InvalidInputError(
+                f"manifest_path must be a non-empty string, got {entry.manifest_path!r}"
+            )
+        table = self._table(entry.id)
+        schemes = {
+            scheme for name, _ in self._file_versions(table.location).values() for scheme in _scheme(name)
+        }
+        if schemes and entry.naming_scheme not in schemes:
+            raise errors.InvalidInputError(
+                f"naming_scheme: table {ids.display(table.id)} names its versions "
+                f"{'/'.join(sorted(schemes))}, not {entry.naming_scheme!r}"
+            )
 
     def _create_file_version(self, entry: VersionEntry) -> TableVersion:
         table = self._table(entry.id)
@@ -295,13 +309,13 @@ class VersionManager:
         name = manifest_name(entry.version, entry.naming_scheme)
         final = _join(table.location, VERSIONS_DIR, name)
         try:
-            self._ns._fs.put_if_not_exists(final, self._ns._fs.read_bytes(staging))
+            self._ctx.fs.put_if_not_exists(final, self._ctx.fs.read_bytes(staging))
         except FileExistsError as exc:
             raise errors.TableVersionAlreadyExistsError(
                 f"table {ids.display(table.id)} already has version {entry.version}"
             ) from exc
-        self._ns._fs.rm(staging)
-        size, e_tag, millis = _stats(self._ns._fs.info(final))
+        self._ctx.fs.rm(staging)
+        size, e_tag, millis = _stats(self._ctx.fs.info(final))
         return TableVersion(entry.version, final, size, e_tag, millis, dict(entry.metadata))
 
     def _commit_managed(
@@ -318,7 +332,7 @@ class VersionManager:
         rows = []
         for entry, table in zip(entries, tables, strict=True):
             staging, info = self._staging(table, entry.manifest_path)
-            if self._ns._fs.exists(_join(table.location, VERSIONS_DIR, manifest_name(entry.version))):
+            if self._ctx.fs.exists(_join(table.location, VERSIONS_DIR, manifest_name(entry.version))):
                 raise errors.TableVersionAlreadyExistsError(
                     f"table {ids.display(table.id)} already has version {entry.version}"
                 )
@@ -334,7 +348,7 @@ class VersionManager:
             rows.append(self._row(table.id, entry.version, meta))
         pause_point("staged")
         try:
-            self._ns._manifest.insert(new_table_rows + rows)
+            self._ctx.manifest.insert(new_table_rows + rows)
         except errors.DuplicateObjectIdError as exc:
             taken = [oid for oid in exc.object_ids if oid not in {r["object_id"] for r in new_table_rows}]
             if not taken:
@@ -350,9 +364,7 @@ class VersionManager:
             for e, t, r in zip(entries, tables, rows, strict=True)
         ]
         pause_point("finalized")
-        self._ns._manifest.upsert(
-            [self._row(t.id, v.version, m) for t, (v, m) in zip(tables, finals, strict=True)]
-        )
+        self._point_rows([self._row(t.id, v.version, m) for t, (v, m) in zip(tables, finals, strict=True)])
         pause_point("pointer_updated")
         for table, entry in zip(tables, entries, strict=True):
             self._remove_staging(table, entry.manifest_path)
@@ -374,8 +386,8 @@ class VersionManager:
         return path[len(prefix) :]
 
     def _remove_staging(self, table: ResolvedTable, manifest_path: str) -> None:
-        if self._ns._fs.exists(manifest_path):
-            self._ns._fs.rm(manifest_path)
+        if self._ctx.fs.exists(manifest_path):
+            self._ctx.fs.rm(manifest_path)
 
     def _finalize(
         self, table: ResolvedTable, version: int, meta: dict[str, Any]
@@ -387,22 +399,22 @@ class VersionManager:
         final = _join(table.location, final_rel)
         if meta["manifest_path"] != final_rel:
             staging = _join(table.location, meta["manifest_path"])
-            if self._ns._fs.exists(staging):
-                data = self._ns._fs.read_bytes(staging)
+            if self._ctx.fs.exists(staging):
+                data = self._ctx.fs.read_bytes(staging)
                 try:
-                    self._ns._fs.put_if_not_exists(final, data)
+                    self._ctx.fs.put_if_not_exists(final, data)
                 except FileExistsError as exc:
-                    if self._ns._fs.read_bytes(final) != data:
+                    if self._ctx.fs.read_bytes(final) != data:
                         raise errors.InternalError(
                             f"{final} exists with other content than the committed manifest of "
                             f"{ids.display(table.id)} version {version}"
                         ) from exc
-            elif not self._ns._fs.exists(final):
+            elif not self._ctx.fs.exists(final):
                 raise errors.InternalError(
                     f"{ids.display(table.id)} version {version}: neither the staged manifest "
                     f"{staging} nor the final {final} exists"
                 )
-        size, e_tag, millis = _stats(self._ns._fs.info(final))
+        size, e_tag, millis = _stats(self._ctx.fs.info(final))
         new_meta = dict(meta, manifest_path=final_rel, manifest_size=size, e_tag=e_tag)
         version_info = TableVersion(
             version,
@@ -419,7 +431,7 @@ class VersionManager:
         staged_path = meta["manifest_path"]
         version_info, new_meta = self._finalize(table, version, meta)
         if new_meta["manifest_path"] != staged_path:
-            self._ns._manifest.upsert([self._row(table.id, version, new_meta)])
+            self._point_rows([self._row(table.id, version, new_meta)])
             self._remove_staging(table, _join(table.location, staged_path))
         return version_info
 
@@ -430,58 +442,29 @@ class VersionManager:
         """Delete manifest files (and rows in management mode); returns how many versions went.
 
         Missing versions raise TableVersionNotFound (11) before anything is deleted, unless
-        ``ignore_missing``."""
+        ``ignore_missing``. A managed row whose manifest another tool already deleted counts as
+        present: its row is deleted, so a cleanup may remove files first and rows after."""
+        if isinstance(versions, str) or not isinstance(versions, Sequence):
+            raise errors.InvalidInputError(f"versions must be a list of version numbers, got {versions!r}")
+        for version in versions:
+            ids.validate_version(version, "versions")
         table = self._table(id)
-        existing = self._all_versions(table)
-        missing = sorted(set(versions) - set(existing))
+        existing, gone = self._version_state(table)
+        missing = sorted(set(versions) - set(existing) - gone)
         if missing and not ignore_missing:
             raise errors.TableVersionNotFoundError(
                 f"table {ids.display(table.id)} has no versions {', '.join(map(str, missing))}"
             )
         doomed = sorted(set(versions) & set(existing))
         for version in doomed:
-            self._ns._fs.rm(existing[version].manifest_path)
-        if doomed and self.management_enabled():
-            self._ns._manifest.delete([self._version_object_id(table.id, v) for v in doomed])
-        return len(doomed)
+            self._ctx.fs.rm(existing[version].manifest_path)
+        rows_doomed = sorted(set(doomed) | (set(versions) & gone))
+        if rows_doomed and self.management_enabled():
+            object_ids = [self._version_object_id(table.id, v) for v in rows_doomed]
 
-    # ------------------------------------------------------------------------------------- commits
-    def commit_table(
-        self,
-        id: Sequence[str],
-        operation: Any,
-        read_version: int | None = None,
-        transaction_properties: dict[str, str] | None = None,
-        *,
-        location: str | None = None,
-    ) -> int:
-        """Commit one Lance operation to table ``id``; see commit.py (``location``: of a new table)."""
-        from dbt.adapters.lancens.namespace import commit
+            def plan(view: ManifestView, concurrent: bool) -> ManifestChange | None:
+                present = [i for i in object_ids if view.get(i) is not None]
+                return ManifestChange(delete=present) if present else None
 
-        return commit.commit_table(self, id, operation, read_version, transaction_properties, location)
-
-    def restore_table(self, id: Sequence[str], version: int) -> int:
-        """Add a version whose content equals ``version``; see commit.py."""
-        from dbt.adapters.lancens.namespace import commit
-
-        return commit.restore_table(self, id, version)
-
-    def stage_table_commit(
-        self,
-        id: Sequence[str],
-        operation: Any,
-        read_version: int | None = None,
-        transaction_properties: dict[str, str] | None = None,
-        *,
-        location: str | None = None,
-    ) -> StagedCommit:
-        """Write a new version that no namespace reader sees until ``publish``; see commit.py."""
-        from dbt.adapters.lancens.namespace import commit
-
-        return commit.stage_table_commit(self, id, operation, read_version, transaction_properties, location)
-
-    def publish(self, staged: Sequence[StagedCommit]) -> dict[tuple[str, ...], int]:
-        """Make staged versions visible in one manifest commit; see commit.py."""
-        from dbt.adapters.lancens.namespace import commit
-
-        return commit.publish(self, staged)
+            self._ctx.manifest.commit(plan)
+        return len(rows_doomed)

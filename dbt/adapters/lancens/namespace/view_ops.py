@@ -11,14 +11,14 @@ This engine reports such rows only as views (see kinds.object_kind).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dbt.adapters.lancens.namespace import errors, ids, kinds, layout, props
+from dbt.adapters.lancens.namespace.context import NamespaceContext
+from dbt.adapters.lancens.namespace.manifest import ManifestChange, ManifestView
 from dbt.adapters.lancens.namespace.models import Page, ViewInfo
-from dbt.adapters.lancens.namespace.namespace_ops import children
-
-if TYPE_CHECKING:
-    from dbt.adapters.lancens.namespace.directory import DirectoryNamespace
+from dbt.adapters.lancens.namespace.snapshot import Row
+from dbt.adapters.lancens.namespace.table_ops import release, reserve
 
 
 def view_info(view_id: list[str], row: Mapping[str, Any]) -> ViewInfo:
@@ -31,19 +31,22 @@ def view_info(view_id: list[str], row: Mapping[str, Any]) -> ViewInfo:
 
 
 class ViewOps:
-    """Mixin for DirectoryNamespace: operations on views."""
+    """Operations on views, on the shared ``NamespaceContext``."""
 
-    def _view_row(self: DirectoryNamespace, view_id: list[str]) -> dict | None:
-        row = self._manifest.get(ids.object_id(view_id))
+    def __init__(self, context: NamespaceContext) -> None:
+        self._ctx = context
+
+    def _view_row(self, view_id: list[str]) -> Row | None:
+        row = self._ctx.manifest.get(ids.object_id(view_id))
         return row if row is not None and kinds.object_kind(row) == kinds.VIEW else None
 
-    def _require_manifest(self: DirectoryNamespace) -> None:
-        if not self.manifest_enabled:
+    def _require_manifest(self) -> None:
+        if not self._ctx.manifest_enabled:
             raise errors.UnsupportedOperationError("views need manifest_enabled=true")
 
     def create_view(
-        self: DirectoryNamespace,
-        id: Sequence[str],  # noqa: A002
+        self,
+        id: Sequence[str],
         sql: str,
         base_objects: Sequence[Sequence[str]] | None = None,
         properties: Mapping[str, object] | None = None,
@@ -55,10 +58,19 @@ class ViewOps:
         inserts its row, like DeclareTable; a loser of a race removes its reservation."""
         self._require_manifest()
         view_id = ids.validate(id, what="view", allow_root=False)
-        self._require_namespace(view_id[:-1])
+        self._ctx.require_namespace(view_id[:-1])
         if not isinstance(sql, str) or not sql.strip():
             raise errors.InvalidInputError(f"view {ids.display(view_id)}: sql must be a non-empty string")
-        bases = [ids.validate(base, what="base object", allow_root=False) for base in base_objects or []]
+        if base_objects is not None and (
+            isinstance(base_objects, str) or not isinstance(base_objects, Sequence)
+        ):
+            raise errors.InvalidInputError(
+                f"base_objects must be a list of identifiers, got {base_objects!r}"
+            )
+        bases = [
+            ids.validate(base, what="base object", allow_root=False, argument="base_objects")
+            for base in base_objects or []
+        ]
         values = props.string_dict(properties)
         reserved = kinds.reserved_keys(values)
         if reserved:
@@ -69,49 +81,62 @@ class ViewOps:
             "metadata": props.dumps({**values, kinds.VIEW_MARKER: "true", kinds.VIEW_SQL: sql}),
             "base_objects": [ids.object_id(base) for base in bases] or None,
         }
-        existing = self._manifest.get(row["object_id"])
-        if replace and existing is not None and kinds.object_kind(existing) == kinds.VIEW:
-            self._manifest.upsert([{**row, "location": existing["location"]}])
+        if replace and self._replace_view(view_id, row):
             return ViewInfo(view_id, sql, bases, values)
-        if existing is not None or self.table_exists(view_id):
+        if self._ctx.manifest.get(row["object_id"]) is not None or self._ctx.table_exists(view_id):
             raise errors.TableAlreadyExistsError(f"object {ids.display(view_id)} already exists")
-        location = self._new_location(view_id)
-        self._reserve(view_id, location)
+        location = self._ctx.new_location(view_id)
+        reserve(self._ctx.fs, view_id, location)
         try:
-            self._manifest.insert([{**row, "location": layout.relative_location(self._fs, location)}])
+            self._ctx.manifest.insert([{**row, "location": layout.relative_location(self._ctx.fs, location)}])
         except errors.DuplicateObjectIdError as exc:
-            self._release(view_id, location)
+            release(self._ctx.fs, location)
             cls = errors.ConcurrentModificationError if exc.concurrent else errors.TableAlreadyExistsError
             raise cls(f"object {ids.display(view_id)} already exists") from exc
         return ViewInfo(view_id, sql, bases, values)
 
-    def describe_view(self: DirectoryNamespace, id: Sequence[str]) -> ViewInfo:  # noqa: A002
+    def _replace_view(self, view_id: list[str], row: dict[str, Any]) -> bool:
+        """Swap the body of an existing view in one commit; False when there is no view to replace."""
+
+        def plan(view: ManifestView, concurrent: bool) -> ManifestChange | None:
+            existing = view.get(row["object_id"])
+            if existing is None or kinds.object_kind(existing) != kinds.VIEW:
+                return None
+            return ManifestChange(replace=[{**existing, **row, "location": existing["location"]}])
+
+        return self._ctx.manifest.commit(plan) is not None
+
+    def describe_view(self, id: Sequence[str]) -> ViewInfo:
         self._require_manifest()
         view_id = ids.validate(id, what="view", allow_root=False)
-        self._require_namespace(view_id[:-1])
+        self._ctx.require_namespace(view_id[:-1])
         row = self._view_row(view_id)
         if row is None:
             raise errors.TableNotFoundError(f"view {ids.display(view_id)} not found")
         return view_info(view_id, row)
 
     def list_views(
-        self: DirectoryNamespace,
-        namespace_id: Sequence[str] = (),
-        page_token: str | None = None,
-        limit: int | None = None,
+        self, namespace_id: Sequence[str] = (), page_token: str | None = None, limit: int | None = None
     ) -> Page:
-        parent = ids.validate(namespace_id, what="namespace", allow_root=True)
-        self._require_namespace(parent)
-        names, token = ids.paginate(children(self, parent, kinds.VIEW), page_token, limit)
-        return Page(names, token)
+        return self._ctx.children_page(namespace_id, kinds.VIEW, page_token, limit)
 
-    def drop_view(self: DirectoryNamespace, id: Sequence[str]) -> None:  # noqa: A002
-        """Remove the row, then the reserved directory (already gone counts as done, as for tables)."""
-        view = self.describe_view(id)
-        row = self._view_row(view.id)
+    def drop_view(self, id: Sequence[str]) -> None:
+        """Remove the row exactly once (a racing drop gets 4), then the reserved directory (already
+        gone counts as done, as for tables)."""
+        view_id = self.describe_view(id).id
+        row = self._view_row(view_id)
         assert row is not None  # describe_view found it
-        self._manifest.delete([ids.object_id(view.id)])
+
+        def plan(manifest: ManifestView, concurrent: bool) -> ManifestChange:
+            current = manifest.get(row["object_id"])
+            if current is None or current["location"] != row["location"]:
+                raise errors.TableNotFoundError(
+                    f"view {ids.display(view_id)} not found: dropped concurrently"
+                )
+            return ManifestChange(delete=[row["object_id"]])
+
+        self._ctx.manifest.commit(plan)
         try:
-            self._fs.rm(layout.absolute_location(self._fs, row["location"]), recursive=True)
+            self._ctx.fs.rm(layout.absolute_location(self._ctx.fs, row["location"]), recursive=True)
         except FileNotFoundError:
             pass

@@ -12,10 +12,10 @@ Why each setting:
   interpreter per task). The daemon only imports pyspark; pylance is imported by a forked worker,
   which never forks again, so Lance never lives in a process that forks (docs/spark-datasource.md).
 
-``files_dir`` keeps Spark's own output off the caller's console and out of the installed pyspark:
-the JVM's stdout and stderr (log4j lines, JVM banners, progress bars, Python workers' stderr) go to
-``spark.log`` there, and a ``local-cluster`` master's workers keep their directories (executor logs)
-under it instead of ``<pyspark>/work``.
+``files_dir`` keeps Spark's own output off the caller's console: the JVM's stdout and stderr
+(log4j lines, JVM banners, progress bars, Python workers' stderr) go to ``spark.log`` there. A
+``local-cluster`` master's workers keep their working directories (executor logs, about 300 KB a run)
+in a temporary directory, never in ``<pyspark>/work`` nor beside the log; ``spark.log`` names it.
 
 This module deliberately does not import lance: the driver forks the JVM launcher with a
 ``preexec_fn``, and pylance warns (rightly) when a process that loaded it forks.
@@ -29,6 +29,7 @@ import tempfile
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import BinaryIO
 
 from pyspark import SparkConf, SparkContext
 from pyspark.find_spark_home import _find_spark_home
@@ -39,7 +40,7 @@ from dbt.adapters.lancens.spark.datasource import register_data_source
 
 _LOOPBACK = "127.0.0.1"
 LOG_FILE = "spark.log"
-_SHADOW_HOME = "spark-home"
+_SHADOW_HOME_PREFIX = "dbt-lancens-spark-home-"
 
 
 def default_config() -> dict[str, str]:
@@ -73,7 +74,7 @@ def get_or_create_session(
     os.environ.setdefault("SPARK_LOCAL_IP", _LOOPBACK)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    active = SparkSession.getActiveSession()
+    active = _running_session()
     if active is not None:
         for key, value in (config or {}).items():
             if active.conf.isModifiable(key):
@@ -100,6 +101,17 @@ def get_or_create_session(
     return session
 
 
+def _running_session() -> SparkSession | None:
+    """The process's session if its JVM already runs, asked from any thread.
+
+    `SparkSession.getActiveSession()` is per thread: a session started on dbt's background or model
+    threads is not "active" on another, and launching a driver JVM again would leak one JVM per
+    thread that asks (each takes hundreds of MB). The builder returns the existing session then."""
+    if SparkContext._active_spark_context is None:
+        return None
+    return SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+
+
 def _start_jvm(master: str, app_name: str, settings: Mapping[str, str], files_dir: str) -> None:
     """Launch the driver JVM with its stdout and stderr in ``files_dir/spark.log``.
 
@@ -107,27 +119,30 @@ def _start_jvm(master: str, app_name: str, settings: Mapping[str, str], files_di
     session builder then reuses the gateway) is PySpark's own hook for capturing that output."""
     os.makedirs(files_dir, exist_ok=True)
     conf = SparkConf(loadDefaults=False).setMaster(master).setAppName(app_name).setAll(settings.items())
-    with open(os.path.join(files_dir, LOG_FILE), "ab") as log, _spark_home_for(master, files_dir):
+    with open(os.path.join(files_dir, LOG_FILE), "ab") as log, _spark_home_for(master, log):
         gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})
     SparkContext._ensure_initialized(gateway=gateway, conf=conf)
 
 
 @contextmanager
-def _spark_home_for(master: str, files_dir: str) -> Iterator[None]:
+def _spark_home_for(master: str, log: BinaryIO) -> Iterator[None]:
     """For a ``local-cluster`` master, launch the JVM with a SPARK_HOME whose ``work`` is ours.
 
     Its in-process standalone workers write executor logs to ``$SPARK_HOME/work`` (no setting moves
-    it), which for a pip-installed PySpark is inside site-packages. The shadow home links every
-    entry of the real one (bin, jars, python, ...) and has its own ``work`` directory."""
+    it), which for a pip-installed PySpark is inside site-packages. The shadow home, a temporary
+    directory named in ``log``, links every entry of the real one (bin, jars, python, ...) and has
+    its own ``work`` directory."""
     if not master.startswith("local-cluster"):
         yield
         return
     real = _find_spark_home()
-    shadow = os.path.join(files_dir, _SHADOW_HOME)
-    os.makedirs(os.path.join(shadow, "work"), exist_ok=True)
+    shadow = tempfile.mkdtemp(prefix=_SHADOW_HOME_PREFIX)
+    os.makedirs(os.path.join(shadow, "work"))
+    log.write(f"dbt-lancens: local-cluster workers' directories are in {shadow}/work\n".encode())
+    log.flush()
     for entry in os.listdir(real):
         link = os.path.join(shadow, entry)
-        if entry != "work" and not os.path.lexists(link):
+        if entry != "work":
             os.symlink(os.path.join(real, entry), link)
     previous = os.environ.get("SPARK_HOME")
     os.environ["SPARK_HOME"] = shadow

@@ -13,7 +13,7 @@ fixed-size list (embedding vectors) where Spark can only say ``array``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import pyarrow as pa
 import pyarrow.types as pat
@@ -175,13 +175,15 @@ def lance_write_schema(
     existing: pa.Schema | None,
     fixed_sizes: Mapping[str, int],
     append: bool,
+    not_null: Collection[str] = (),
 ) -> pa.Schema:
     """The Lance schema a write commits: the existing one on append, else Spark's made Lance-exact.
 
     On overwrite a column keeps its previous Lance type whenever Spark sees both as the same type,
     so reading and overwriting a table does not silently turn vectors into variable-length lists,
     and keeps its field metadata (column comments), so a rebuild does not lose documentation.
-    Top-level columns are always written nullable.
+    Top-level columns are written nullable, except those named in `not_null` (a contract's
+    `not_null` constraints): Lance then refuses a null in them on every later write too.
     """
     if append and existing is not None:
         incoming_names = {name.lower() for name in incoming.names}
@@ -194,11 +196,16 @@ def lance_write_schema(
     unknown = sorted(set(sizes) - {name.lower() for name in incoming.names})
     if unknown:
         raise ValueError(f"fixed_size_list option names columns {unknown} that are not written")
+    required = {name.lower() for name in not_null}
+    unknown = sorted(required - {name.lower() for name in incoming.names})
+    if unknown:
+        raise ValueError(f"not_null option names columns {unknown} that are not written")
     fields = []
     for field in incoming:
         old = previous.get(field.name.lower())
         new_type = _write_type(field.type, old.type if old else None, sizes.get(field.name.lower()))
         # Nullable, whatever Spark inferred (as Delta Lake does): `1 AS x` is non-nullable to Spark,
         # but a later append or merge that lacks `x` must still be able to write nulls into it.
-        fields.append(pa.field(field.name, new_type, True, metadata=old.metadata if old else None))
+        nullable = field.name.lower() not in required
+        fields.append(pa.field(field.name, new_type, nullable, metadata=old.metadata if old else None))
     return pa.schema(fields)

@@ -1,6 +1,7 @@
 {#-- `dbt clone --state` is dbt's own clone materialization: a table when the state's relation is a
      table, else a view (dbt-spark's version needs Delta's SHALLOW CLONE). A Lance table is cloned
-     as a copy of its current version, written as one commit of the target table. --#}
+     zero-copy: a Lance shallow clone registered under the target name, which reads the source's
+     data files and writes its own (materializations/clone.py). --#}
 {% materialization clone, adapter='lancens' %}
   {{ return(context['materialization_clone_default']()) }}
 {% endmaterialization %}
@@ -11,9 +12,8 @@
 {% endmacro %}
 
 
-{#-- Called inside dbt's `statement('main')`: the copy is committed through the engine, so the
+{#-- Called inside dbt's `statement('main')`: the clone is made through the engine, so the
      statement itself is empty. --#}
 {% macro lancens__create_or_replace_clone(this_relation, defer_relation) %}
-  {%- do adapter.write_relation(this_relation, 'select * from ' ~ defer_relation, 'sql', 'overwrite',
-        lancens_provenance()) -%}
+  {%- do adapter.lancens_shallow_clone(this_relation, defer_relation) -%}
 {% endmacro %}

@@ -20,7 +20,8 @@
     {% endif %}
     {%- set build = lancens_model_build(compiled_code, language,
           'create or replace table ' ~ target_relation ~ ' using lance as') -%}
-    {%- set response = adapter.write_relation(target_relation, build['code'], language, 'overwrite', lancens_provenance()) -%}
+    {%- set response = adapter.write_relation(target_relation, build['code'], language, 'overwrite', lancens_provenance(),
+          config.get('indexes'), build['not_null']) -%}
     {% do store_result('main', response=response) %}
   {% else %}
     {%- set arg_dict = {
@@ -40,6 +41,8 @@
       {% call statement('main') %}{{ build_sql }}{% endcall %}
     {% endif %}
   {% endif %}
+  {% do lancens_build_indexes(target_relation) %}
+  {% do lancens_maintain(target_relation) %}
 
   {% do apply_grants(target_relation, config.get('grants')) %}
   {% do persist_docs(target_relation, model) %}

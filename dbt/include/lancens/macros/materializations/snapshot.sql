@@ -25,7 +25,8 @@
   {% if not target_relation_exists %}
     {% set build_sql = build_snapshot_table(strategy, model['compiled_code']) %}
     {%- do write('create or replace table ' ~ target_relation ~ ' using lance as\n' ~ build_sql) -%}
-    {%- set response = adapter.write_relation(target_relation, build_sql, 'sql', 'overwrite', lancens_provenance()) -%}
+    {%- set response = adapter.write_relation(target_relation, build_sql, 'sql', 'overwrite', lancens_provenance(),
+          config.get('indexes')) -%}
   {% else %}
     {% set columns = config.get("snapshot_table_column_names") or get_snapshot_table_column_names() %}
     {{ adapter.assert_valid_snapshot_target_given_strategy(target_relation, columns, strategy) }}
@@ -40,6 +41,8 @@
     {%- set response = adapter.apply_snapshot_staging(target_relation, staging_sql, merge_columns, lancens_provenance()) -%}
   {% endif %}
   {% do store_result('main', response=response) %}
+  {% do lancens_build_indexes(target_relation) %}
+  {% do lancens_maintain(target_relation) %}
 
   {% do apply_grants(target_relation, config.get('grants')) %}
   {% do persist_docs(target_relation, model) %}

@@ -31,6 +31,7 @@
         '-- dbt-lancens: the ' ~ strategy ~ ' strategy applies these rows to ' ~ arg_dict['target_relation']
         ~ ' as one Lance version') -%}
   {%- set response = adapter.apply_incremental(
-        arg_dict['target_relation'], build['code'], arg_dict['language'], spec, lancens_provenance()) -%}
+        arg_dict['target_relation'], build['code'], arg_dict['language'], spec, lancens_provenance(),
+        config.get('indexes')) -%}
   {%- do store_result('main', response=response) -%}
 {%- endmacro %}

@@ -1,0 +1,92 @@
+"""The optional `lance_maintenance` model config: optimize and clean up a table after its builds.
+
+```sql
+{{ config(materialized='incremental', lance_maintenance={
+    'optimize_over_fragments': 16, 'retain_versions': 10, 'older_than_days': 7}) }}
+```
+
+| key | default | after a build |
+|---|---|---|
+| `optimize_over_fragments` | none (never) | `optimize_table` once the table has more fragments than this |
+| `retain_versions` | none (keep all) | `cleanup_table_versions` keeping the newest N (and tagged ones) |
+| `older_than_days` | 7 | with `retain_versions`: only versions older than this go |
+
+Without the config nothing runs after a build (the default behaviour is unchanged). Each build adds
+at least one fragment to an incremental table, so `optimize_over_fragments: N` compacts about
+every N runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from dbt.adapters.lancens.metadata import maintenance
+from dbt.adapters.lancens.metadata.engine_dataset import latest
+from dbt.adapters.lancens.namespace import DirectoryNamespace
+
+CONFIG_KEY = "lance_maintenance"
+DEFAULT_OLDER_THAN_DAYS = 7.0
+
+
+class MaintenanceConfigError(ValueError):
+    """A `lance_maintenance` config that cannot be applied; the message names the key."""
+
+
+@dataclass(frozen=True)
+class MaintenanceConfig:
+    optimize_over_fragments: int | None = None
+    retain_versions: int | None = None
+    older_than_days: float = DEFAULT_OLDER_THAN_DAYS
+
+
+def parse_maintenance(raw: Any) -> MaintenanceConfig | None:
+    """The config, or None when the model has none."""
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise MaintenanceConfigError(f"`{CONFIG_KEY}` must be a mapping, got {raw!r}")
+    known = {"optimize_over_fragments", "retain_versions", "older_than_days"}
+    for key in raw:
+        if key not in known:
+            raise MaintenanceConfigError(
+                f"`{CONFIG_KEY}`: unknown key `{key}`; allowed keys: {', '.join(sorted(known))}"
+            )
+    optimize = _positive_int(raw, "optimize_over_fragments")
+    retain = _positive_int(raw, "retain_versions")
+    older = raw.get("older_than_days", DEFAULT_OLDER_THAN_DAYS)
+    if isinstance(older, bool) or not isinstance(older, int | float) or older < 0:
+        raise MaintenanceConfigError(
+            f"`{CONFIG_KEY}`: `older_than_days` must be a number >= 0, got {older!r}"
+        )
+    return MaintenanceConfig(optimize, retain, float(older))
+
+
+def _positive_int(raw: Mapping[str, Any], key: str) -> int | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise MaintenanceConfigError(f"`{CONFIG_KEY}`: `{key}` must be a positive integer, got {value!r}")
+    return value
+
+
+def after_build(
+    namespace: DirectoryNamespace, table_id: list[str], config: MaintenanceConfig, properties: dict[str, str]
+) -> str:
+    """Apply the config to the table's just-built version; returns what was done, for the log."""
+    done = []
+    fragments = len(latest(namespace, table_id).get_fragments())
+    if config.optimize_over_fragments is not None and fragments > config.optimize_over_fragments:
+        result = maintenance.optimize_table(namespace, table_id, properties)
+        done.append(f"optimized {result.fragments_before} -> {result.fragments_after} fragments")
+    if config.retain_versions is not None:
+        report = maintenance.cleanup_table(
+            namespace, table_id, config.retain_versions, timedelta(days=config.older_than_days)
+        )
+        removed = report.versions.get(".".join(table_id), [])
+        if removed:
+            done.append(f"removed versions {', '.join(map(str, removed))}")
+    return "; ".join(done)

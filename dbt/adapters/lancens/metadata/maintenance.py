@@ -1,0 +1,347 @@
+"""Keeping tables small and history bounded: compaction, version cleanup, leftovers of killed runs.
+
+* `optimize_table`: Lance's compaction (small fragments rewritten into few, indexes remapped) and
+  index optimisation (rows no index covers yet added to it), committed through the engine
+  (`engine_dataset.open_for_commits`); rows unchanged.
+* `cleanup_table`: removes old versions and the files only they reference with Lance's own
+  cleanup, never the latest version and never a tagged one. Under table version management the
+  engine's `table_version` rows are the history, so the engine deletes the doomed versions first
+  (rows and manifests) and their manifests are put back only for Lance's cleanup to read which
+  files they alone reference; a crash in between leaves plain, still readable old versions that
+  the next cleanup removes.
+* Leftovers of killed runs, only when older than `grace` (a running writer is never disturbed):
+  staged manifests no version row points at (`*.manifest-<uuid>`), detached manifests
+  (`d*.manifest`) of killed atomic runs, data files no remaining version references, the run
+  scratch directories `.lancens-staging/<invocation>/`, and directories of new tables that were
+  staged but never published (no finalized manifest, no namespace entry).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import lance
+
+from dbt.adapters.lancens.commits.staging import SCRATCH_DIR
+from dbt.adapters.lancens.metadata.engine_dataset import latest, open_for_commits, version_management_on
+from dbt.adapters.lancens.metadata.tags import tagged_versions
+from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
+from dbt.adapters.lancens.namespace.layout import VERSIONS_DIR, has_versions, relative_location
+from dbt.adapters.lancens.namespace.storage import Storage
+
+DEFAULT_GRACE = timedelta(hours=24)
+STAGED_MARK = ".manifest-"
+DATA_DIR = "data"
+MANIFEST_DIR = "__manifest"
+
+
+@dataclass(frozen=True)
+class OptimizeResult:
+    """What `optimize_table` did to one table."""
+
+    fragments_before: int
+    fragments_after: int
+    rows: int
+    # the versions it committed: index optimisation one, compaction two (its Rewrite and the index
+    # remap Lance commits after it); none when there was nothing to do
+    versions: list[int]
+    indexes_optimized: list[str]
+
+
+@dataclass
+class CleanupReport:
+    """What a cleanup removed: versions per table and leftover paths, with the bytes freed."""
+
+    versions: dict[str, list[int]] = field(default_factory=dict)
+    leftovers: list[str] = field(default_factory=list)
+    bytes_removed: int = 0
+
+    def merge(self, other: CleanupReport) -> None:
+        self.versions.update(other.versions)
+        self.leftovers.extend(other.leftovers)
+        self.bytes_removed += other.bytes_removed
+
+    def summary(self) -> str:
+        removed = sum(len(versions) for versions in self.versions.values())
+        lines = [
+            f"removed {removed} version(s) of {len([v for v in self.versions.values() if v])} table(s), "
+            f"{len(self.leftovers)} leftover path(s), {self.bytes_removed} bytes"
+        ]
+        lines += [f"  {table}: versions {', '.join(map(str, v))}" for table, v in self.versions.items() if v]
+        lines += [f"  leftover {path}" for path in self.leftovers]
+        return "\n".join(lines)
+
+
+# -- optimize ------------------------------------------------------------------------------------------
+def optimize_table(
+    namespace: DirectoryNamespace, table_id: list[str], properties: dict[str, str]
+) -> OptimizeResult:
+    """Index the rows the table's indexes miss, then compact its fragments; rows are unchanged.
+
+    Indexes first: Lance compacts fragments an index covers only with fragments the same index
+    covers, so compacting first would leave one fragment per index coverage."""
+    before = latest(namespace, table_id)
+    fragments_before = len(before.get_fragments())
+    dataset = open_for_commits(namespace, table_id, properties)
+    missing = [
+        index.name
+        for index in dataset.describe_indices()
+        if dataset.stats.index_stats(index.name)["num_unindexed_rows"]
+    ]
+    if missing:
+        dataset.optimize.optimize_indices(index_names=missing)
+        dataset = open_for_commits(namespace, table_id, properties)
+    if fragments_before > 1 or any(f.metadata.deletion_file is not None for f in before.get_fragments()):
+        dataset.optimize.compact_files()
+    after = latest(namespace, table_id)
+    committed = list(range(before.version + 1, after.version + 1))
+    return OptimizeResult(
+        fragments_before, len(after.get_fragments()), after.count_rows(), committed, missing
+    )
+
+
+# -- versions ------------------------------------------------------------------------------------------
+def doomed_versions(
+    versions: Sequence[tuple[int, int | None]],
+    tagged: set[int],
+    retain_versions: int | None,
+    older_than: timedelta | None,
+    now_millis: int,
+) -> list[int]:
+    """The versions a cleanup removes: not the latest, not tagged, not among the newest
+    `retain_versions`, and older than `older_than` (versions are (number, timestamp millis))."""
+    if retain_versions is None and older_than is None:
+        raise ValueError("cleanup needs retain_versions or older_than_days (or both)")
+    if retain_versions is not None and retain_versions < 1:
+        raise ValueError(
+            f"retain_versions must be at least 1 (the latest is always kept), got {retain_versions}"
+        )
+    if older_than is not None and older_than < timedelta(0):
+        raise ValueError(f"older_than_days must not be negative, got {older_than.days}")
+    ordered = sorted(versions, reverse=True)
+    kept = {number for number, _ in ordered[: retain_versions or 1]}
+    cutoff = now_millis - int(older_than.total_seconds() * 1000) if older_than is not None else None
+    return sorted(
+        number
+        for number, millis in ordered
+        if number not in kept
+        and number not in tagged
+        and (cutoff is None or (millis is not None and millis <= cutoff))
+    )
+
+
+def cleanup_table(
+    namespace: DirectoryNamespace,
+    table_id: list[str],
+    retain_versions: int | None = None,
+    older_than: timedelta | None = None,
+    grace: timedelta = DEFAULT_GRACE,
+) -> CleanupReport:
+    """Remove the table's old versions (when `retain_versions` or `older_than` is given) and the
+    leftovers of killed writes older than `grace`."""
+    versions_wanted = retain_versions is not None or older_than is not None
+    if versions_wanted:
+        doomed_versions([], set(), retain_versions, older_than, 0)  # bad arguments fail before any work
+    location = namespace.describe_table(table_id).location  # finishes interrupted managed commits
+    report = CleanupReport(versions={".".join(table_id): []})
+    if versions_wanted:
+        history = _history(namespace, table_id, location)
+        doomed = doomed_versions(
+            list(history.items()),
+            tagged_versions(namespace, table_id),
+            retain_versions,
+            older_than,
+            int(time.time() * 1000),
+        )
+        if doomed:
+            report.bytes_removed += _remove_versions(namespace, table_id, location, doomed)
+            report.versions[".".join(table_id)] = doomed
+    report.merge(_table_leftovers(namespace, table_id, location, grace))
+    return report
+
+
+def _history(namespace: DirectoryNamespace, table_id: list[str], location: str) -> dict[int, int | None]:
+    """Version -> timestamp (millis) of every version the engine or Lance knows.
+
+    Both are asked: under table version management the engine's rows are the history; Lance lists
+    the manifests on storage itself, which is what its cleanup acts on."""
+    history: dict[int, int | None] = {
+        v.version: v.timestamp_millis for v in all_pages(namespace.list_table_versions, table_id)
+    }
+    dataset = lance.dataset(location, storage_options=namespace.storage_options or None)
+    for version in dataset.versions():
+        moment = version.get("timestamp")
+        millis = int(moment.timestamp() * 1000) if isinstance(moment, datetime) else None
+        history.setdefault(int(version["version"]), millis)
+    return history
+
+
+def _remove_versions(
+    namespace: DirectoryNamespace, table_id: list[str], location: str, doomed: list[int]
+) -> int:
+    """Remove the `doomed` versions and the files only they reference; returns the bytes freed.
+
+    Lance's cleanup goes first (it decides which data files only those versions reference and
+    deletes their manifests); then the engine deletes the version rows whose manifests are gone,
+    under table version management. A crash between the two leaves rows the engine no longer lists
+    as versions, which the next cleanup deletes."""
+    dataset = lance.dataset(location, storage_options=namespace.storage_options or None)
+    stats = dataset.cleanup_old_versions(
+        older_than=timedelta(0), versions=doomed, error_if_tagged_old_versions=False
+    )
+    if version_management_on(namespace):
+        namespace.batch_delete_table_versions(table_id, doomed, ignore_missing=True)
+    return int(stats.bytes_removed)
+
+
+# -- leftovers -----------------------------------------------------------------------------------------
+def _table_leftovers(
+    namespace: DirectoryNamespace, table_id: list[str], location: str, grace: timedelta
+) -> CleanupReport:
+    """Staged and detached manifests no version needs, then data files no manifest references."""
+    storage = Storage(namespace.root, namespace.storage_options)
+    report = CleanupReport()
+    published = {
+        v.manifest_path.rstrip("/").rsplit("/", 1)[-1]
+        for v in all_pages(namespace.list_table_versions, table_id)
+    }
+    detached_kept: list[int] = []
+    for entry in storage.ls(f"{location}/{VERSIONS_DIR}"):
+        name = entry["name"].rstrip("/").rsplit("/", 1)[-1]
+        staged = STAGED_MARK in name and name not in published
+        detached = name.startswith("d") and name.endswith(".manifest")
+        if not (staged or detached):
+            continue
+        if _older_than(entry, grace):
+            _remove(storage, f"{location}/{VERSIONS_DIR}/{name}", entry, report)
+        elif detached and name[1 : -len(".manifest")].isdigit():
+            detached_kept.append(int(name[1 : -len(".manifest")]))
+    files = list(_files(storage, f"{location}/{DATA_DIR}"))
+    old = [entry for entry in files if _older_than(entry, grace)]
+    if old:
+        referenced = _referenced_data_files(namespace, table_id, location, detached_kept)
+        for entry in old:
+            if _relative(entry["name"], f"{location}/{DATA_DIR}") not in referenced:
+                _remove(storage, entry["name"], entry, report)
+    return report
+
+
+def _referenced_data_files(
+    namespace: DirectoryNamespace, table_id: list[str], location: str, detached: list[int]
+) -> set[str]:
+    """Data files (relative to `data/`) that a version, a tag or a recent detached version reads."""
+    options = namespace.storage_options or None
+    numbers = [*_history(namespace, table_id, location), *detached]
+    referenced: set[str] = set()
+    for number in numbers:
+        dataset = lance.dataset(location, version=number, storage_options=options)
+        for fragment in dataset.get_fragments():
+            referenced.update(data_file.path for data_file in fragment.data_files())
+    return referenced
+
+
+def namespace_leftovers(
+    namespace: DirectoryNamespace, locations: set[str], grace: timedelta
+) -> CleanupReport:
+    """Root-level leftovers older than `grace`: run scratch dirs and never-published table dirs."""
+    storage = Storage(namespace.root, namespace.storage_options)
+    report = CleanupReport()
+    for entry in storage.ls(storage.join(SCRATCH_DIR)):
+        if entry.get("type") == "directory" and _newest_older_than(storage, entry["name"], grace):
+            _remove(storage, entry["name"], entry, report, recursive=True)
+    for entry in storage.ls(storage.root):
+        name = entry["name"].rstrip("/").rsplit("/", 1)[-1]
+        path = storage.join(name)
+        if (
+            entry.get("type") != "directory"
+            or name.startswith(".")
+            or name == MANIFEST_DIR
+            or relative_location(storage, path) in locations
+            or has_versions(storage, path)
+        ):
+            continue
+        if storage.has_files(path) and _newest_older_than(storage, path, grace):
+            _remove(storage, path, entry, report, recursive=True)
+    return report
+
+
+def table_ids(namespace: DirectoryNamespace, parent: list[str] | None = None) -> Iterator[list[str]]:
+    """Every table of the root, depth first."""
+    parent = parent or []
+    for name in all_pages(namespace.list_tables, parent):
+        yield [*parent, name]
+    for child in all_pages(namespace.list_namespaces, parent):
+        yield from table_ids(namespace, [*parent, child])
+
+
+def cleanup_namespace(
+    namespace: DirectoryNamespace,
+    retain_versions: int | None = None,
+    older_than: timedelta | None = None,
+    grace: timedelta = DEFAULT_GRACE,
+) -> CleanupReport:
+    """`cleanup_table` for every table of the root, then the root-level leftovers."""
+    storage = Storage(namespace.root, namespace.storage_options)
+    report = CleanupReport()
+    locations: set[str] = set()
+    for table_id in table_ids(namespace):
+        info = namespace.describe_table(table_id)
+        locations.add(relative_location(storage, info.location.rstrip("/")))
+        if not info.declared_only:
+            report.merge(cleanup_table(namespace, table_id, retain_versions, older_than, grace))
+    report.merge(namespace_leftovers(namespace, locations, grace))
+    return report
+
+
+# -- file helpers --------------------------------------------------------------------------------------
+def _files(storage: Storage, path: str) -> Iterator[dict[str, Any]]:
+    """Every file under `path`, with its fsspec info (name: the store's own path, no scheme)."""
+    try:
+        found = storage.fs.find(path, detail=True)
+    except FileNotFoundError:
+        return
+    for name, info in found.items():
+        if info.get("type") != "directory":
+            yield {**info, "name": name}
+
+
+def _relative(name: str, directory: str) -> str:
+    """`name` (a store path without scheme) relative to `directory` (a URI or an absolute path)."""
+    prefix = directory.split("://", 1)[-1].rstrip("/") + "/"
+    return name[len(prefix) :] if name.startswith(prefix) else name
+
+
+def _modified(info: dict[str, Any]) -> float | None:
+    """Seconds since the epoch a file was last written (local mtime, S3 LastModified)."""
+    value = info.get("mtime") or info.get("LastModified") or info.get("last_modified")
+    if value is None:
+        return None
+    return float(value.timestamp()) if hasattr(value, "timestamp") else float(value)
+
+
+def _older_than(info: dict[str, Any], grace: timedelta) -> bool:
+    modified = _modified(info)
+    return modified is not None and time.time() - modified > grace.total_seconds()
+
+
+def _newest_older_than(storage: Storage, path: str, grace: timedelta) -> bool:
+    """True when every file under `path` is older than `grace` (an empty directory counts as old)."""
+    return all(_older_than(info, grace) for info in _files(storage, path))
+
+
+def _remove(
+    storage: Storage, path: str, info: dict[str, Any], report: CleanupReport, recursive: bool = False
+) -> None:
+    size = (
+        sum(int(f.get("size") or 0) for f in _files(storage, path))
+        if recursive
+        else int(info.get("size") or 0)
+    )
+    storage.rm(path, recursive=recursive)
+    scheme = storage.root.split("://", 1)[0] + "://" if "://" in storage.root else ""
+    report.leftovers.append(path if "://" in path or not scheme else scheme + path)
+    report.bytes_removed += size

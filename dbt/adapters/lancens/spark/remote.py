@@ -1,0 +1,105 @@
+"""A SparkSession that is a Spark Connect client: the calling process starts no JVM.
+
+The server runs every query, and the ``lance`` data source runs in the *server's* Python workers, so
+dbt-lancens (with pylance) must be importable there. ``check_workers`` proves that once, when the
+session is made, by running one tiny task that imports the package, and fails with a message naming
+what to install where; otherwise the first model would fail deep inside a worker traceback.
+
+PySpark switches a whole process to Connect mode when it opens a Connect session
+(``SPARK_CONNECT_MODE_ENABLED``): one process is either a local-Spark process or a Connect client,
+never both, so a process that already runs a local SparkContext is refused here with that reason.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import pyarrow as pa
+from pyspark.sql import SparkSession
+
+from dbt.adapters.lancens.spark.datasource import register_data_source
+
+# Session settings a Connect client can set (runtime SQL settings); the rest is the server's.
+REMOTE_DEFAULTS = {"spark.sql.session.timeZone": "UTC"}
+PACKAGE = "dbt-lancens"
+
+
+class RemoteSessionError(RuntimeError):
+    """The Spark Connect session could not be opened or its workers cannot run ``lance``."""
+
+
+@dataclass(frozen=True)
+class ServerWorkers:
+    """What a task on the server reported about its Python: the versions ``lance`` runs with."""
+
+    dbt_lancens: str
+    pylance: str
+    python: str
+
+
+def connect_session(url: str, config: Mapping[str, str] | None = None) -> SparkSession:
+    """A Spark Connect session on ``url`` (``sc://host:port[;token=...]``) with ``lance`` registered.
+
+    ``config`` holds runtime settings for the session (static ones belong to the server's own
+    configuration). Callers name the server in errors themselves, without its token."""
+    from pyspark.core.context import SparkContext
+
+    if SparkContext._active_spark_context is not None:
+        raise RemoteSessionError(
+            "this process already runs a local Spark (a `master` session); PySpark cannot be a Spark "
+            "Connect client in the same process"
+        )
+    builder = SparkSession.builder.remote(url)
+    for key, value in {**REMOTE_DEFAULTS, **dict(config or {})}.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    register_data_source(session)
+    return session
+
+
+def is_remote(spark: SparkSession) -> bool:
+    """True for a Spark Connect session (no JVM gateway in this process)."""
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    return isinstance(spark, ConnectSession)
+
+
+def _report_worker(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Runs in a server worker: unpickling this function imports dbt-lancens there, and the body
+    imports pylance and the data source as a ``lance`` read or write would."""
+    from importlib.metadata import version
+
+    import lance
+
+    import dbt.adapters.lancens.spark.datasource  # noqa: F401  (what the lance source unpickles)
+
+    for _ in batches:
+        pass
+    yield pa.RecordBatch.from_pylist(
+        [{"dbt_lancens": version(PACKAGE), "pylance": lance.__version__, "python": sys.executable}]
+    )
+
+
+def check_workers(spark: SparkSession) -> ServerWorkers:
+    """Run one task on the server that imports dbt-lancens and pylance; raise RemoteSessionError
+    naming what to install where when it cannot."""
+    try:
+        row = (
+            spark.range(1)
+            .mapInArrow(_report_worker, "dbt_lancens string, pylance string, python string")
+            .collect()[0]
+        )
+    except Exception as exc:
+        text = str(exc)
+        missing = next((line.strip() for line in text.splitlines() if "No module named" in line), None)
+        if missing is None:
+            raise
+        raise RemoteSessionError(
+            f"the Spark Connect server's Python workers cannot import {PACKAGE} ({missing}). The "
+            f"`lance` data source runs there: install {PACKAGE} (which brings pylance), the same "
+            "version as this dbt project uses, into the Python environment the server starts its "
+            "workers with (the server's PYSPARK_PYTHON or spark.pyspark.python), then restart the server"
+        ) from exc
+    return ServerWorkers(dbt_lancens=row["dbt_lancens"], pylance=row["pylance"], python=row["python"])

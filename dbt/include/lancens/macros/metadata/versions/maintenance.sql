@@ -1,0 +1,27 @@
+{#-- Table maintenance (metadata/maintenance.py), for `dbt run-operation lancens.<name>` or hooks. --#}
+
+{#-- Index the rows the table's indexes miss, then compact its fragments; rows unchanged. --#}
+{% macro optimize_table(relation) %}
+  {%- set result = adapter.lancens_optimize_table(relation, lancens_operation_provenance('optimize_table')) -%}
+  {{ log("lancens: optimized " ~ relation ~ ": " ~ result['fragments_before'] ~ " -> " ~ result['fragments_after']
+        ~ " fragments, " ~ result['rows'] ~ " rows, versions " ~ (result['versions'] | join(', ') or 'none'), info=true) }}
+  {{ return(result) }}
+{% endmacro %}
+
+{#-- Remove old versions (not the latest, never a tagged one) and the files only they reference:
+     those not among the newest `retain_versions` and older than `older_than_days`. Also removes
+     what killed writes left in the table (files older than `grace_hours`). Prints the report. --#}
+{% macro cleanup_table_versions(relation, retain_versions=none, older_than_days=none, grace_hours=24) %}
+  {%- set report = adapter.lancens_cleanup_table_versions(relation, retain_versions, older_than_days, grace_hours) -%}
+  {%- do print("lancens: cleanup of " ~ relation ~ ": " ~ report) -%}
+  {{ return(report) }}
+{% endmacro %}
+
+{#-- `cleanup_table_versions` for every table of the root, then the root's own leftovers: scratch
+     directories of killed atomic runs and directories of new tables never published (older than
+     `grace_hours`). Without retain_versions/older_than_days only leftovers go. Prints the report. --#}
+{% macro cleanup_namespace(retain_versions=none, older_than_days=none, grace_hours=24) %}
+  {%- set report = adapter.lancens_cleanup_namespace(retain_versions, older_than_days, grace_hours) -%}
+  {%- do print("lancens: cleanup of the namespace: " ~ report) -%}
+  {{ return(report) }}
+{% endmacro %}

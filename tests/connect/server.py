@@ -1,0 +1,116 @@
+"""Start and stop PySpark's own Spark Connect server as a child process (tests only)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark.find_spark_home import _find_spark_home
+
+SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+START_TIMEOUT_S = 180.0
+
+
+@dataclass(frozen=True)
+class ConnectServer:
+    """A running server: where it listens, the token it requires, and its JVM's log."""
+
+    port: int
+    token: str
+    log: Path
+
+    @property
+    def url(self) -> str:
+        """The profile's `remote` URL. `localhost`: PySpark sends a token without TLS only there."""
+        return f"sc://localhost:{self.port}/;token={self.token}"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(1)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+@contextmanager
+def start_connect_server(workdir: Path, python: str) -> Iterator[ConnectServer]:
+    """Run a Spark Connect server whose Python workers use `python`, until the block ends.
+
+    `spark-submit` execs the JVM, which runs in its own process group: stopping the group ends the
+    JVM whether the tests passed, failed or were interrupted; its Python worker daemons exit when
+    the JVM's end of their pipe closes."""
+    spark_home = _find_spark_home()
+    port = _free_port()
+    token = secrets.token_hex(16)
+    log = workdir / "connect-server.log"
+    env = {
+        **os.environ,
+        "SPARK_HOME": spark_home,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PYSPARK_PYTHON": python,
+        "PYSPARK_DRIVER_PYTHON": python,
+        # The token travels in the environment, not on the command line (`ps` shows that).
+        "SPARK_CONNECT_AUTHENTICATE_TOKEN": token,
+    }
+    env.pop("PYTHONPATH", None)  # the workers import what `python` has installed, nothing more
+    env.pop("SPARK_CONNECT_MODE_ENABLED", None)
+    settings = {
+        "spark.connect.grpc.binding.address": "127.0.0.1",
+        "spark.connect.grpc.binding.port": str(port),
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.ui.enabled": "false",
+        "spark.sql.catalogImplementation": "in-memory",
+        "spark.sql.warehouse.dir": str(workdir / "warehouse"),
+        "spark.pyspark.python": python,
+    }
+    command = [os.path.join(spark_home, "bin", "spark-submit"), "--master", "local[2]"]
+    command += ["--class", SERVER_CLASS]
+    for key, value in settings.items():
+        command += ["--conf", f"{key}={value}"]
+    command.append("spark-internal")
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            command, cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not _listening(port):
+            if process.poll() is not None:
+                raise RuntimeError(f"the Spark Connect server exited ({process.returncode}); see {log}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"the Spark Connect server did not listen in {START_TIMEOUT_S}s; see {log}"
+                )
+            time.sleep(0.5)
+        yield ConnectServer(port=port, token=token, log=log)
+    finally:
+        _stop(process)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the server's process group, then SIGKILL what is left after a grace period."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    try:  # anything else left in the group (spark-submit's shell, if it did not exec)
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

@@ -1,0 +1,186 @@
+"""The `indexes` config in dbt builds: models, incremental runs, seeds and snapshots get the configured
+Lance indexes, vector columns are fixed-size float32 lists, and the searches they serve answer
+(checked with pylance against the rows the model selected)."""
+
+from __future__ import annotations
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pytest
+from dbt.tests.util import run_dbt, run_dbt_and_capture
+from dbt_common.exceptions import CompilationError
+
+from dbt.adapters.lancens.namespace import DirectoryNamespace
+from tests.functional.atomic_publish_project import AtomicPublishProject
+
+DIMENSION = 8
+# Deterministic embeddings in SQL: component i of row `id` is sin(id * (i + 1)).
+EMBEDDING = f"transform(sequence(1, {DIMENSION}), i -> sin(id * i))"
+
+DOCUMENTS = f"""
+{{{{ config(materialized='table', indexes=[
+    {{'columns': ['embedding'], 'type': 'ivf_pq', 'metric': 'l2', 'num_partitions': 2, 'num_sub_vectors': 2}},
+    {{'columns': ['body'], 'type': 'fts'}},
+    {{'columns': ['id'], 'type': 'btree'}},
+    {{'columns': ['topic'], 'type': 'bitmap'}}]) }}}}
+select id,
+       concat('document ', id,
+              case when id % 7 = 0 then ' about lance vectors' else ' about spark' end) as body,
+       element_at(array('search', 'storage', 'compute'), cast(id % 3 + 1 as int)) as topic,
+       {EMBEDDING} as embedding
+from range(300)
+"""
+
+# Round 1: ids 0..299; round 2 updates ids 290..299 and adds 300..339. After each build the table is
+# compacted once it has more than 2 fragments, and only its 2 newest versions are kept.
+GROWING = f"""
+{{{{ config(materialized='incremental', unique_key='id', indexes=[
+    {{'columns': ['embedding'], 'type': 'ivf_flat', 'num_partitions': 2}},
+    {{'columns': ['id'], 'type': 'btree'}}],
+    lance_maintenance={{'optimize_over_fragments': 2, 'retain_versions': 2, 'older_than_days': 0}}) }}}}
+select id, {EMBEDDING} as embedding
+from range({{{{ 0 if var('round', 1) == 1 else 290 }}}}, {{{{ 300 if var('round', 1) == 1 else 340 }}}})
+"""
+
+RAGGED = """
+{{ config(materialized='table', indexes=[{'columns': ['embedding'], 'type': 'ivf_flat'}]) }}
+select id, case when id = 3 then array(1.0D, 2.0D) else array(1.0D, 2.0D, 3.0D) end as embedding
+from range(5)
+"""
+
+SEED = "id,name\n1,alpha\n2,beta\n3,gamma\n"
+SEED_YML = """
+seeds:
+  - name: labels
+    config:
+      indexes: [{columns: [id], type: btree}, {columns: [name], type: fts}]
+"""
+SNAPSHOT = """
+snapshots:
+  - name: labels_history
+    relation: ref('labels')
+    config:
+      unique_key: id
+      strategy: check
+      check_cols: all
+      indexes: [{columns: [id], type: btree}]
+"""
+
+
+def _dataset(root: str, schema: str, name: str) -> lance.LanceDataset:
+    info = DirectoryNamespace(root).describe_table([schema, name])
+    return lance.dataset(info.location)
+
+
+def _index_types(dataset: lance.LanceDataset) -> dict[str, str]:
+    return {index.name: index.index_type for index in dataset.describe_indices()}
+
+
+def _expected_embedding(row_id: int) -> np.ndarray:
+    return np.sin(row_id * np.arange(1, DIMENSION + 1)).astype(np.float32)
+
+
+class TestIndexesFromConfig:
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"documents.sql": DOCUMENTS, "growing.sql": GROWING}
+
+    @pytest.fixture(scope="class")
+    def seeds(self) -> dict[str, str]:
+        return {"labels.csv": SEED, "schema.yml": SEED_YML}
+
+    @pytest.fixture(scope="class")
+    def snapshots(self) -> dict[str, str]:
+        return {"labels_history.yml": SNAPSHOT}
+
+    def test_model_indexes_and_searches(self, project, lancens_root: str) -> None:
+        run_dbt(["run", "--select", "documents"])
+        documents = _dataset(lancens_root, project.test_schema, "documents")
+        assert _index_types(documents) == {
+            "embedding_ivf_pq": "IVF_PQ",
+            "body_fts": "Inverted",
+            "id_btree": "BTree",
+            "topic_bitmap": "Bitmap",
+        }
+        assert documents.schema.field("embedding").type == pa.list_(pa.float32(), DIMENSION)
+
+        # vector search: row 42's own embedding finds row 42 first (exact rerank of the PQ candidates)
+        found = documents.to_table(
+            nearest={"column": "embedding", "q": _expected_embedding(42), "k": 3, "refine_factor": 10},
+            columns=["id"],
+        )
+        assert found.column("id").to_pylist()[0] == 42
+        # full-text search: exactly the rows whose body mentions "vectors" (ids divisible by 7)
+        hits = documents.to_table(full_text_query="vectors", columns=["id"]).column("id").to_pylist()
+        assert sorted(hits) == list(range(0, 300, 7))
+        assert documents.to_table(filter="topic = 'storage' AND id < 10").num_rows == 3
+
+    def test_incremental_run_leaves_no_row_unindexed(self, project, lancens_root: str) -> None:
+        run_dbt(["run", "--select", "growing"])
+        growing = _dataset(lancens_root, project.test_schema, "growing")
+        assert _index_types(growing) == {"embedding_ivf_flat": "IVF_FLAT", "id_btree": "BTree"}
+
+        run_dbt(["run", "--select", "growing", "--vars", "{round: 2}"])
+        growing = _dataset(lancens_root, project.test_schema, "growing")
+        assert growing.count_rows() == 340
+        assert len(growing.get_fragments()) == 1  # lance_maintenance compacted it
+        assert len(growing.versions()) == 2  # and kept the newest two versions
+        for name in ("embedding_ivf_flat", "id_btree"):
+            stats = growing.stats.index_stats(name)
+            assert stats["num_unindexed_rows"] == 0, name
+            assert stats["num_indexed_rows"] == 340, name
+        found = growing.to_table(
+            nearest={"column": "embedding", "q": _expected_embedding(333), "k": 1}, columns=["id"]
+        )
+        assert found.column("id").to_pylist() == [333]
+
+    def test_seed_and_snapshot_accept_indexes(self, project, lancens_root: str) -> None:
+        run_dbt(["seed"])
+        labels = _dataset(lancens_root, project.test_schema, "labels")
+        assert _index_types(labels) == {"id_btree": "BTree", "name_fts": "Inverted"}
+        assert labels.to_table(full_text_query="beta", columns=["id"]).column("id").to_pylist() == [2]
+
+        run_dbt(["snapshot"])
+        history = _dataset(lancens_root, project.test_schema, "labels_history")
+        assert _index_types(history) == {"id_btree": "BTree"}
+
+
+class TestRaggedVector:
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"ragged.sql": RAGGED}
+
+    def test_ragged_row_fails_naming_its_key(self, project, lancens_root: str) -> None:
+        _, output = run_dbt_and_capture(["run"], expect_pass=False)
+        assert "vector column 'embedding' holds 3 values per row" in output
+        assert "row id = (3) has 2" in output
+        assert not DirectoryNamespace(lancens_root).table_exists([project.test_schema, "ragged"])
+
+
+class TestUnknownIndexKey:
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {
+            "bad.sql": "{{ config(materialized='table', indexes=[{'columns': ['id'], 'type': 'btree', "
+            "'metrc': 'l2'}]) }} select 1 as id"
+        }
+
+    def test_fails_when_dbt_parses(self, project) -> None:
+        with pytest.raises(CompilationError, match="unknown key `metrc` for a btree index"):
+            run_dbt(["parse"])
+
+
+class TestIndexesUnderAtomicPublish(AtomicPublishProject):
+    """A staged version takes no second commit: its indexes are built right after the run publishes."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        config = "{{ config(materialized='table', indexes=[{'columns': ['id'], 'type': 'btree'}]) }}"
+        return {"published.sql": f"{config} select id from range(20)"}
+
+    def test_indexes_built_once_published(self, project, dbt_profile_target) -> None:
+        run_dbt(["run"])
+        published = _dataset(dbt_profile_target["root"], project.test_schema, "published")
+        assert _index_types(published) == {"id_btree": "BTree"}
+        assert published.stats.index_stats("id_btree")["num_indexed_rows"] == 20

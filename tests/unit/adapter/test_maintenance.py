@@ -1,0 +1,223 @@
+"""Tags, optimize and cleanup on tables of a real namespace (local disk and moto S3, with and without
+table version management): what is removed is gone from storage, what is kept still reads."""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import timedelta
+
+import lance
+import pyarrow as pa
+import pytest
+
+from dbt.adapters.lancens.materializations.index_config import parse_indexes
+from dbt.adapters.lancens.materializations.indexes import apply_indexes
+from dbt.adapters.lancens.metadata import maintenance, tags
+from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
+from dbt.adapters.lancens.namespace.storage import Storage
+from dbt.adapters.lancens.namespace.versions import TVM_KEY
+
+TABLE = ["docs", "t"]
+WHO = {"dbt_invocation_id": "maintenance-test"}
+
+
+@pytest.fixture(params=["local", "local-managed", "s3", "s3-managed"])
+def namespace(request: pytest.FixtureRequest, tmp_path) -> DirectoryNamespace:
+    if request.param.startswith("local"):
+        ns = DirectoryNamespace(str(tmp_path / "root"))
+    else:
+        s3 = request.getfixturevalue("s3_server")
+        ns = DirectoryNamespace(s3.uri(f"maintenance/{tmp_path.name}"), storage_options=s3.storage_options)
+    if request.param.endswith("managed"):
+        ns.alter_namespace_properties([], {TVM_KEY: "true"})
+    ns.create_namespace(["docs"])
+    return ns
+
+
+def rows(start: int, count: int) -> pa.Table:
+    return pa.table({"id": pa.array(range(start, start + count), pa.int64())})
+
+
+def overwrite(ns: DirectoryNamespace, table: list[str], data: pa.Table) -> int:
+    if not ns.table_exists(table):
+        ns.declare_table(table)
+    info = ns.describe_table(table)
+    options = ns.storage_options or None
+    fragments = lance.fragment.write_fragments(
+        data, info.location, schema=data.schema, storage_options=options
+    )
+    return ns.commit_table(
+        table, lance.LanceOperation.Overwrite(data.schema, fragments), read_version=info.version
+    )
+
+
+def append(ns: DirectoryNamespace, table: list[str], data: pa.Table) -> int:
+    info = ns.describe_table(table)
+    options = ns.storage_options or None
+    fragments = lance.fragment.write_fragments(
+        data, info.location, schema=data.schema, storage_options=options
+    )
+    return ns.commit_table(table, lance.LanceOperation.Append(fragments), read_version=info.version)
+
+
+def dataset(ns: DirectoryNamespace, table: list[str], version: int | str | None = None) -> lance.LanceDataset:
+    location = ns.describe_table(table).location
+    return lance.dataset(location, version=version, storage_options=ns.storage_options or None)
+
+
+def data_files(ns: DirectoryNamespace, table: list[str]) -> set[str]:
+    storage = Storage(ns.root, ns.storage_options)
+    location = ns.describe_table(table).location
+    return {path.rsplit("/", 1)[-1] for path in storage.fs.find(f"{location}/data")}
+
+
+def versions(ns: DirectoryNamespace, table: list[str]) -> list[int]:
+    """The table's versions as Lance lists them; on a local root the engine must agree (on S3 its
+    listing can lag behind new manifests, an engine issue outside this test)."""
+    found = sorted(v["version"] for v in dataset(ns, table).versions())
+    if not ns.root.startswith("s3://"):
+        assert [v.version for v in all_pages(ns.list_table_versions, table)] == found
+    return found
+
+
+def test_tags_name_versions_and_errors_name_the_tag(namespace: DirectoryNamespace) -> None:
+    for i in range(3):
+        overwrite(namespace, TABLE, rows(i * 10, 5))
+    assert tags.create_tag(namespace, TABLE, "first", 1) == 1
+    assert tags.create_tag(namespace, TABLE, "current", None) == 3
+    assert [(r["tag"], r["version"]) for r in tags.list_tags(namespace, TABLE)] == [
+        ("first", 1),
+        ("current", 3),
+    ]
+    assert tags.version_of(namespace, TABLE, "first") == 1
+    assert tags.version_of(namespace, TABLE, "2") == 2
+    assert dataset(namespace, TABLE, "first").to_table()["id"].to_pylist() == [0, 1, 2, 3, 4]
+
+    with pytest.raises(tags.TagError, match="already has tag 'first' \\(version 1\\)"):
+        tags.create_tag(namespace, TABLE, "first", 2)
+    with pytest.raises(tags.TagError, match="has no version 9"):
+        tags.create_tag(namespace, TABLE, "future", 9)
+    with pytest.raises(tags.TagError, match="has no tag 'nope' \\(its tags: current, first\\)"):
+        tags.version_of(namespace, TABLE, "nope")
+
+    assert tags.delete_tag(namespace, TABLE, "first") == 1
+    assert [r["tag"] for r in tags.list_tags(namespace, TABLE)] == ["current"]
+
+
+def test_cleanup_removes_old_untagged_versions_and_only_their_files(namespace: DirectoryNamespace) -> None:
+    for i in range(5):
+        overwrite(namespace, TABLE, rows(i * 10, 5))
+    tags.create_tag(namespace, TABLE, "audited", 2)
+    files_before = data_files(namespace, TABLE)
+    assert len(files_before) == 5
+
+    report = maintenance.cleanup_table(namespace, TABLE, retain_versions=1, older_than=timedelta(0))
+
+    assert report.versions == {"docs.t": [1, 3, 4]}
+    assert versions(namespace, TABLE) == [2, 5]
+    assert dataset(namespace, TABLE, "audited").to_table()["id"].to_pylist() == [10, 11, 12, 13, 14]
+    assert dataset(namespace, TABLE).to_table()["id"].to_pylist() == [40, 41, 42, 43, 44]
+    assert len(data_files(namespace, TABLE)) == 2  # the files of versions 2 and 5
+    assert report.bytes_removed > 0
+    # the engine's history and Lance agree, and the next commit still works
+    assert overwrite(namespace, TABLE, rows(100, 1)) == 6
+    assert versions(namespace, TABLE) == [2, 5, 6]
+
+
+def test_cleanup_keeps_what_is_not_old_enough(namespace: DirectoryNamespace) -> None:
+    for i in range(3):
+        overwrite(namespace, TABLE, rows(i, 1))
+    report = maintenance.cleanup_table(namespace, TABLE, older_than=timedelta(days=1))
+    assert report.versions == {"docs.t": []}
+    assert versions(namespace, TABLE) == [1, 2, 3]
+    assert maintenance.cleanup_table(namespace, TABLE).versions == {"docs.t": []}  # leftovers only
+    with pytest.raises(ValueError, match="retain_versions must be at least 1"):
+        maintenance.cleanup_table(namespace, TABLE, retain_versions=0)
+
+
+def test_optimize_compacts_fragments_and_indexes_new_rows(namespace: DirectoryNamespace) -> None:
+    overwrite(namespace, TABLE, rows(0, 100))
+    apply_indexes(namespace, TABLE, parse_indexes([{"columns": ["id"], "type": "btree"}]), WHO)
+    for start in (100, 200, 300):
+        append(namespace, TABLE, rows(start, 100))
+    before = dataset(namespace, TABLE)
+    assert len(before.get_fragments()) == 4
+    assert before.stats.index_stats("id_btree")["num_unindexed_rows"] == 300
+
+    result = maintenance.optimize_table(namespace, TABLE, WHO)
+
+    after = dataset(namespace, TABLE)
+    assert (result.fragments_before, result.fragments_after) == (4, 1)
+    assert sorted(after.to_table()["id"].to_pylist()) == list(range(400))
+    assert after.stats.index_stats("id_btree")["num_unindexed_rows"] == 0
+    assert result.indexes_optimized == ["id_btree"]
+    assert result.versions == list(range(before.version + 1, after.version + 1)) and result.versions
+    assert after.to_table(filter="id = 333")["id"].to_pylist() == [333]
+    assert versions(namespace, TABLE)[-1] == after.version  # the history still lists (engine and Lance)
+    # nothing to do: no version
+    assert maintenance.optimize_table(namespace, TABLE, WHO).versions == []
+
+
+def test_leftovers_of_killed_runs_go_after_the_grace_period(namespace: DirectoryNamespace) -> None:
+    overwrite(namespace, TABLE, rows(0, 5))
+    overwrite(namespace, ["docs", "kept_files"], rows(0, 1))
+    kept_location = namespace.deregister_table(["docs", "kept_files"]).location  # files kept on purpose
+    storage = Storage(namespace.root, namespace.storage_options)
+    options = namespace.storage_options or None
+    location = namespace.describe_table(TABLE).location
+    # a killed write: data files written, never committed
+    lance.fragment.write_fragments(rows(50, 5), location, storage_options=options)
+    # a killed atomic run: a detached version and (under version management) a staged manifest no
+    # version row points at
+    managed = namespace.describe_namespace([]).properties.get(TVM_KEY) == "true"
+    if managed:
+        staged = namespace.stage_table_commit(
+            TABLE,
+            lance.LanceOperation.Append(
+                lance.fragment.write_fragments(rows(60, 5), location, storage_options=options)
+            ),
+            read_version=1,
+        )
+    lance.LanceDataset.commit(
+        location,
+        lance.LanceOperation.Append(
+            lance.fragment.write_fragments(rows(70, 5), location, storage_options=options)
+        ),
+        read_version=1,
+        detached=True,
+        storage_options=options,
+    )
+    # its scratch copy and a new table it staged but never published
+    storage.write_bytes(storage.join(".lancens-staging", "inv-1", "x", "data", "a.lance"), b"scratch")
+    new_table = storage.join("0badc0de_docs$never")
+    lance.fragment.write_fragments(rows(80, 5), new_table, storage_options=options)
+    assert len(data_files(namespace, TABLE)) == (4 if managed else 3)
+
+    young = maintenance.cleanup_namespace(namespace, grace=timedelta(hours=1))
+    assert young.leftovers == [] and young.bytes_removed == 0
+
+    if storage.root.startswith("s3://"):
+        time.sleep(1.1)  # S3 stamps objects with whole seconds; its clock is ours
+        grace = timedelta(seconds=1)
+    else:
+        for directory, _, names in os.walk(storage.root):
+            for name in names:
+                os.utime(os.path.join(directory, name), (time.time() - 7200, time.time() - 7200))
+        grace = timedelta(hours=1)
+    report = maintenance.cleanup_namespace(namespace, grace=grace)
+
+    removed = "\n".join(report.leftovers)
+    if managed:
+        assert staged.manifest_path.rsplit("/", 1)[-1] in removed
+    assert "/_versions/d" in removed
+    assert ".lancens-staging/inv-1" in removed
+    assert "0badc0de_docs$never" in removed
+    assert not storage.exists(new_table) and not storage.exists(storage.join(".lancens-staging", "inv-1"))
+    assert len(data_files(namespace, TABLE)) == 1  # only the committed version's file
+    assert dataset(namespace, TABLE).to_table()["id"].to_pylist() == [0, 1, 2, 3, 4]
+    assert versions(namespace, TABLE) == [1]
+    assert (
+        storage.exists(kept_location)
+        and lance.dataset(kept_location, storage_options=options).count_rows() == 1
+    )
