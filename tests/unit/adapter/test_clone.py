@@ -36,7 +36,6 @@ def namespace(request: pytest.FixtureRequest, tmp_path) -> DirectoryNamespace:
 
 def files_under(ns: DirectoryNamespace, location: str) -> list[str]:
     storage = Storage(ns.root, ns.storage_options)
-    storage.fs.invalidate_cache()
     try:
         return sorted(storage.fs.find(location))
     except FileNotFoundError:

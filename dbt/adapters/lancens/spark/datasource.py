@@ -72,7 +72,6 @@ class LanceDataSource(DataSource):
             existing.schema if existing is not None else None,
             {**fixed_sizes_from_metadata(schema), **options.fixed_sizes},
             append=not overwrite,
-            not_null=options.not_null,
         )
         return LanceWriter(
             options,

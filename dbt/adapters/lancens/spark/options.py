@@ -16,11 +16,6 @@ DEFAULT_ROWS_PER_PARTITION = 1 << 20
 DEFAULT_MAX_ROWS_PER_FILE = 1 << 20
 
 
-def _names(value: str | None) -> tuple[str, ...]:
-    """A comma-separated list of column names (`columns`, `not_null`)."""
-    return tuple(name.strip() for name in (value or "").split(",") if name.strip())
-
-
 def _json_object(raw: str | None, name: str) -> dict:
     if not raw:
         return {}
@@ -75,7 +70,6 @@ class LanceOptions:
     rows_per_partition: int = DEFAULT_ROWS_PER_PARTITION
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE
     fixed_sizes: dict[str, int] = field(default_factory=dict)
-    not_null: tuple[str, ...] = ()
     commit_hook: str | None = None
     commit_hook_args: dict = field(default_factory=dict)
     filter_pushdown: bool = False
@@ -89,7 +83,7 @@ class LanceOptions:
         storage = {
             str(k): str(v) for k, v in _json_object(options.get("storage_options"), "storage_options").items()
         }
-        columns = _names(options.get("columns"))
+        columns = tuple(c.strip() for c in (options.get("columns") or "").split(",") if c.strip())
         fixed = {
             key[len(FIXED_SIZE_PREFIX) :]: int(value)
             for key, value in options.items()
@@ -105,7 +99,6 @@ class LanceOptions:
             rows_per_partition=_int(options.get("rows_per_partition"), DEFAULT_ROWS_PER_PARTITION),
             max_rows_per_file=_int(options.get("max_rows_per_file"), DEFAULT_MAX_ROWS_PER_FILE),
             fixed_sizes=fixed,
-            not_null=_names(options.get("not_null")),
             commit_hook=options.get("commit_hook") or None,
             commit_hook_args=_json_object(options.get("commit_hook_args"), "commit_hook_args"),
             filter_pushdown=_bool(options.get("filter_pushdown"), "filter_pushdown", False),

@@ -193,11 +193,12 @@ def lance_write_schema(
         return existing
     previous = {field.name.lower(): field for field in (existing or pa.schema([]))}
     sizes = {name.lower(): size for name, size in fixed_sizes.items()}
-    unknown = sorted(set(sizes) - {name.lower() for name in incoming.names})
+    written = {name.lower() for name in incoming.names}
+    unknown = sorted(set(sizes) - written)
     if unknown:
         raise ValueError(f"fixed_size_list option names columns {unknown} that are not written")
     required = {name.lower() for name in not_null}
-    unknown = sorted(required - {name.lower() for name in incoming.names})
+    unknown = sorted(required - written)
     if unknown:
         raise ValueError(f"not_null option names columns {unknown} that are not written")
     fields = []
