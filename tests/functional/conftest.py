@@ -6,7 +6,11 @@ schema (namespace) under it, and the suite drops that namespace when the class i
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+REMOTE_ENV = "LANCENS_TEST_SPARK_CONNECT_URL"
 
 
 @pytest.fixture(scope="session")
@@ -17,4 +21,8 @@ def lancens_root(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture(scope="session")
 def dbt_profile_target(lancens_root: str) -> dict:
     # The same master as tests/conftest.py's `spark` fixture: one JVM hosts one SparkContext.
-    return {"type": "lancens", "root": lancens_root, "master": "local[2]", "threads": 2}
+    # tests/connect runs suites of this package again in a child pytest whose dbt is a Spark Connect
+    # client of its server (REMOTE_ENV holds the server's URL).
+    remote = os.environ.get(REMOTE_ENV)
+    spark = {"remote": remote} if remote else {"master": "local[2]"}
+    return {"type": "lancens", "root": lancens_root, "threads": 2, **spark}

@@ -123,12 +123,14 @@ def make_project(
     storage_options: Mapping[str, str] | None = None,
     *,
     sample: bool = True,
-    master: str = "local[2]",
+    master: str | None = "local[2]",
     threads: int = 2,
     schema: str = "analytics",
     extra: Mapping[str, object] | None = None,
 ) -> Project:
-    """A copy of the sample project (or an empty one) whose profile targets `root`."""
+    """A copy of the sample project (or an empty one) whose profile targets `root`.
+
+    `master=None` leaves Spark to the profile's `extra` keys (a Spark Connect `remote`)."""
     directory.mkdir(parents=True, exist_ok=True)
     if sample:
         for name in ("models", "seeds", "tests", "snapshots", "macros", "analyses"):
@@ -151,9 +153,10 @@ def make_project(
         "type": "lancens",
         "root": root,
         "schema": schema,
-        "master": master,
         "threads": threads,
     }
+    if master is not None:
+        output["master"] = master
     if storage_options:
         output["storage_options"] = dict(storage_options)
     output.update(extra or {})

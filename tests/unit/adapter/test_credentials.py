@@ -5,7 +5,7 @@ import os
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.lancens.core.credentials import LancensCredentials
+from dbt.adapters.lancens.core.credentials import LancensCredentials, redact_connect_url
 
 
 def credentials(**overrides: object) -> LancensCredentials:
@@ -35,6 +35,8 @@ def test_relative_root_resolves_against_the_project(tmp_path) -> None:
         ({"schema": ""}, "`schema` is required"),
         ({"schema": "Bad-Name"}, "Invalid schema level"),
         ({"database": "elsewhere"}, "`database` is not used"),
+        ({"remote": "sc://h:15002", "master": "local[2]"}, "`master` and `remote` are both set"),
+        ({"remote": "http://h:15002/;token=t0ps3cret"}, "`remote` is a Spark Connect URL"),
     ],
 )
 def test_bad_profiles_fail_clearly(overrides: dict, message: str) -> None:
@@ -51,3 +53,16 @@ def test_secrets_are_not_part_of_the_printed_connection_info() -> None:
     printed = dict(creds.connection_info())
     assert "s3cr3t" not in repr(printed)
     assert creds.redacted_storage_options() == {"secret_access_key": "****", "region": "r1"}
+
+
+def test_a_connect_token_is_masked_wherever_the_url_or_an_error_shows_it() -> None:
+    url = "sc://spark.example.com:15002/;use_ssl=true;token=t0ps3cret;user_id=ana"
+    assert redact_connect_url(url) == "sc://spark.example.com:15002/;use_ssl=true;token=****;user_id=ana"
+    creds = credentials(remote=url)
+    assert creds.redact(f"failed to reach {url}: refused") == (
+        "failed to reach sc://spark.example.com:15002/;use_ssl=true;token=****;user_id=ana: refused"
+    )
+    assert "t0ps3cret" not in str(creds.connection_info())
+    with pytest.raises(DbtRuntimeError) as raised:
+        credentials(remote="http://h:15002/;token=t0ps3cret")
+    assert "t0ps3cret" not in str(raised.value)

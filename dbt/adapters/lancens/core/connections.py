@@ -17,7 +17,7 @@ from dbt_common.events.functions import fire_event
 from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 from dbt_common.utils import cast_to_str
 
-from dbt.adapters.lancens.core.credentials import LancensCredentials, redact_secrets
+from dbt.adapters.lancens.core.credentials import LancensCredentials
 from dbt.adapters.lancens.core.errors import (
     missing_relation_message,
     spark_error_message,
@@ -115,6 +115,7 @@ class LancensConnectionManager(SparkConnectionManager):
             credentials.master,
             credentials.spark_config,
             spark_files_dir=_spark_files_dir(project_root),
+            remote=credentials.remote,
         )
 
     @contextmanager
@@ -151,7 +152,7 @@ class LancensConnectionManager(SparkConnectionManager):
     def _redact(self, text: str) -> str:
         """Error text without the profile's secrets (object-store errors may echo request options)."""
         credentials = getattr(getattr(self, "profile", None), "credentials", None)
-        return redact_secrets(text, getattr(credentials, "storage_options", None) or {})
+        return credentials.redact(text) if isinstance(credentials, LancensCredentials) else text
 
     def open(self, connection: Connection) -> Connection:  # type: ignore[override]
         if connection.state == ConnectionState.OPEN:
@@ -212,7 +213,7 @@ def _check_root(runtime: LancensRuntime, credentials: LancensCredentials) -> Non
     try:
         namespace.list_namespaces([], limit=1)
     except Exception as exc:
-        text = redact_secrets(spark_error_message(exc), credentials.storage_options)
+        text = credentials.redact(spark_error_message(exc))
         raise DbtRuntimeError(
             f"dbt-lancens could not read the namespace root {namespace.root!r} (its __manifest table "
             f"or directory listing); nothing was written: {text}"
@@ -222,5 +223,5 @@ def _check_root(runtime: LancensRuntime, credentials: LancensCredentials) -> Non
 
 def _connect_error(credentials: LancensCredentials, exc: BaseException) -> str:
     """A message naming what to fix in the root or the object store (Spark starts later, on first use)."""
-    text = redact_secrets(spark_error_message(exc), credentials.storage_options)
+    text = credentials.redact(spark_error_message(exc))
     return f"dbt-lancens could not open the namespace root {credentials.root!r}: {text}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,15 +25,31 @@ def is_secret_option(name: str) -> bool:
     }
 
 
-def redact_secrets(text: str, storage_options: Mapping[str, str]) -> str:
-    """`text` with the value of every secret storage option replaced by `****`.
+def redact_secrets(text: str, storage_options: Mapping[str, str], remote: str | None = None) -> str:
+    """`text` with the value of every secret storage option, and the token of the Spark Connect URL
+    `remote`, replaced by `****`.
 
-    Error messages from s3fs, Lance or Spark may echo a request or an option map; whatever reaches
-    a dbt log, artifact or terminal goes through here first."""
-    for name, value in storage_options.items():
-        if value and is_secret_option(name):
-            text = text.replace(value, "****")
+    Error messages from s3fs, Lance or Spark may echo a request, an option map or the server's URL;
+    whatever reaches a dbt log, artifact or terminal goes through here first."""
+    secrets = [value for name, value in storage_options.items() if value and is_secret_option(name)]
+    secrets += connect_url_secrets(remote or "")
+    for secret in secrets:
+        text = text.replace(secret, "****")
     return text
+
+
+# The parameters of a Spark Connect URL that carry a credential (`sc://host:port/;token=...`).
+_URL_SECRET = re.compile(r"(;\s*(?:token|[^;=]*(?:secret|password|key)[^;=]*)\s*=)([^;]*)", re.IGNORECASE)
+
+
+def connect_url_secrets(url: str) -> list[str]:
+    """The credential values in a Spark Connect URL (its `token`, any secret-named parameter)."""
+    return [match.group(2) for match in _URL_SECRET.finditer(url) if match.group(2)]
+
+
+def redact_connect_url(url: str) -> str:
+    """The URL as it may be shown: every credential parameter's value replaced by `****`."""
+    return _URL_SECRET.sub(lambda match: match.group(1) + "****", url)
 
 
 @dataclass
@@ -53,12 +70,19 @@ class LancensCredentials(Credentials):
     atomic_publish: bool = False
     storage_options: dict[str, str] = field(default_factory=dict)
     master: str = "local[*]"
+    # A Spark Connect URL (`sc://host:port/;token=...`): the dbt process is a client of that server.
+    remote: str | None = None
     spark_config: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def __pre_deserialize__(cls, data: Any) -> Any:
         data = super().__pre_deserialize__(data)
         data.setdefault("database", None)
+        if data.get("remote") and data.get("master"):
+            raise DbtRuntimeError(
+                "lancens profile: `master` and `remote` are both set; `master` starts Spark inside the "
+                "dbt process and `remote` makes dbt a client of a Spark Connect server: keep one"
+            )
         return data
 
     def __post_init__(self) -> None:
@@ -76,6 +100,11 @@ class LancensCredentials(Credentials):
                 "lancens profile: `database` is not used by dbt-lancens (the namespace root is the whole "
                 f"warehouse); remove it or set it to the root's name {self.root_name!r}, "
                 f"got {self.database!r}"
+            )
+        if self.remote is not None and not self.remote.startswith("sc://"):
+            raise DbtRuntimeError(
+                "lancens profile: `remote` is a Spark Connect URL such as sc://host:15002, got "
+                f"{redact_connect_url(self.remote)!r}"
             )
         self.database = self.root_name
         self.storage_options = {str(k): str(v) for k, v in (self.storage_options or {}).items()}
@@ -118,6 +147,10 @@ class LancensCredentials(Credentials):
         }
         properties.update({f"storage.{k}": v for k, v in self.storage_options.items()})
         return properties
+
+    def redact(self, text: str) -> str:
+        """`text` without this profile's secrets (storage options, the Connect URL's token)."""
+        return redact_secrets(text, self.storage_options, self.remote)
 
     def redacted_storage_options(self) -> dict[str, str]:
         return {k: ("****" if is_secret_option(k) else v) for k, v in self.storage_options.items()}

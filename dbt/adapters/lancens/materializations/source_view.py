@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pyarrow as pa
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 
@@ -16,7 +17,8 @@ def source_view(runtime: LancensRuntime, rows: pa.Table) -> Iterator[str]:
     """`rows` as a temporary Spark view for the duration of one query; yields its name."""
     name = f"lancens_source_{uuid.uuid4().hex}"
     runtime.activate()
-    runtime.spark.createDataFrame(rows).createOrReplaceTempView(name)
+    # the schema given, not inferred: Spark Connect cannot infer one from an empty Arrow table
+    runtime.spark.createDataFrame(rows, schema=from_arrow_schema(rows.schema)).createOrReplaceTempView(name)
     try:
         yield name
     finally:

@@ -10,15 +10,15 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from dbt.adapters.lancens.commits.writes import write_frame
-from dbt.adapters.lancens.core import jvm
 from dbt.adapters.lancens.core.names import namespace_id, quote
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.statements import plans
+from dbt.adapters.lancens.statements.parse import parse_statement
 
 
 def execute(runtime: LancensRuntime, statement: str) -> int:
     """Apply the statement as one new version of the table; return that version."""
-    parsed = jvm.parse_statement(runtime.spark, statement)
+    parsed = parse_statement(runtime, statement)
     if not isinstance(parsed, plans.RowLevel):
         raise ValueError(f"not an UPDATE or DELETE statement on a namespace table: {statement[:200]}")
     if len(parsed.name) != 2:

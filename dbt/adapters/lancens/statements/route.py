@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from dbt.adapters.lancens.core import jvm
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.statements import ddl, dml, plans
+from dbt.adapters.lancens.statements.parse import parse_statement
 from dbt.adapters.lancens.statements.text import without_leading_comments
 
 _ROW_LEVEL = re.compile(r"^(update|delete)\b", re.IGNORECASE)
@@ -29,7 +29,7 @@ def apply(runtime: LancensRuntime, statement: str) -> bool:
         return True
     if not _DDL.match(without_leading_comments(statement)):
         return False
-    parsed = jvm.parse_statement(runtime.spark, statement)
+    parsed = parse_statement(runtime, statement)
     if parsed is None or isinstance(parsed, plans.RowLevel):
         return False
     ddl.execute(runtime, parsed)

@@ -1,0 +1,201 @@
+"""dbt itself as a Spark Connect client: the sample project, versions, DDL, atomic publish, debug.
+
+Every dbt command is a child process whose profile has `remote` (the session's local server) and
+no `master`; the root is a local directory both the server and dbt reach. What is checked is what
+a user would see: the tables and versions on disk, read with pylance; dbt's results; and that the
+server's token appears in no output, log or artifact.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import lance
+import pytest
+import yaml
+
+from tests.connect.server import ConnectServer
+from tests.reliability.helpers import Project, make_project
+
+SAMPLE_TABLES = {
+    "analytics.raw.raw_customers",
+    "analytics.raw.raw_orders",
+    "analytics.raw.raw_payments",
+    "analytics.staging.stg_orders",
+    "analytics.marts.orders",
+    "analytics.marts.customers",
+    "analytics.marts.customer_segments",
+    "analytics.marts.fct_orders_daily",
+    "analytics.marts.documents",
+    "analytics.snapshots.customers_snapshot",
+}
+
+
+def connect_project(
+    directory: Path, server: ConnectServer, *, sample: bool = True, **extra: object
+) -> Project:
+    return make_project(directory, str(directory / "warehouse"), sample=sample, master=None,
+                        extra={"remote": server.url, **extra})  # fmt: skip
+
+
+def table_versions(project: Project) -> dict[str, int]:
+    namespace = project.namespace()
+    return {
+        ".".join(entry.id): lance.dataset(entry.location).version
+        for entry in namespace.list_objects()
+        if entry.object_type == "table"
+    }
+
+
+def assert_token_nowhere(project: Project, server: ConnectServer, *outputs: str) -> None:
+    """The token is in no dbt output, nor in any file dbt wrote (logs, target/ artifacts)."""
+    for output in outputs:
+        assert server.token not in output
+    for path in [*(project.path / "logs").rglob("*"), *(project.path / "target").rglob("*")]:
+        if path.is_file():
+            assert server.token.encode() not in path.read_bytes(), path
+
+
+@pytest.fixture(scope="module")
+def sample_built(tmp_path_factory: pytest.TempPathFactory, connect_server: ConnectServer):
+    """The sample project built once over Connect: (project, its build's output)."""
+    project = connect_project(tmp_path_factory.mktemp("sample-over-connect"), connect_server)
+    build = project.run("build", timeout=900)
+    assert build.returncode == 0, build.output[-5000:]
+    return project, build.output
+
+
+def test_sample_project_builds_over_connect(sample_built, connect_server: ConnectServer) -> None:
+    project, output = sample_built
+    results = project.results()
+    assert results and all(r["status"] in ("success", "pass") for r in results.values()), results
+    assert set(table_versions(project)) == SAMPLE_TABLES
+    orders = lance.dataset(project.namespace().describe_table(["analytics", "marts", "orders"]).location)
+    raw = lance.dataset(project.namespace().describe_table(["analytics", "raw", "raw_orders"]).location)
+    assert orders.count_rows() == raw.count_rows() > 0
+    # the dbt process started no JVM of its own: nothing was written to its Spark console log
+    assert not (project.path / "logs" / "spark" / "spark.log").exists()
+    assert_token_nowhere(project, connect_server, output)
+
+
+def test_a_second_build_over_connect_is_one_version_further(sample_built) -> None:
+    project, _ = sample_built
+    before = table_versions(project)
+    again = project.run("build", timeout=900)
+    assert again.returncode == 0, again.output[-5000:]
+    grown = {name: 2 if name == "analytics.marts.documents" else 1 for name in before}
+    assert table_versions(project) == {name: v + grown[name] for name, v in before.items()}
+
+
+def test_docs_generate_over_connect_lists_every_table(sample_built, connect_server: ConnectServer) -> None:
+    project, _ = sample_built
+    docs = project.run("docs", "generate", timeout=600)
+    assert docs.returncode == 0, docs.output[-5000:]
+    catalog = json.loads((project.path / "target" / "catalog.json").read_text())
+    names = {node["metadata"]["name"] for node in catalog["nodes"].values()}
+    assert {"orders", "customers", "raw_orders", "stg_orders"} <= names
+    assert_token_nowhere(project, connect_server, docs.output)
+
+
+def test_versions_macros_over_connect(sample_built) -> None:
+    project, _ = sample_built
+    table = lance.dataset(project.namespace().describe_table(["analytics", "marts", "orders"]).location)
+    first = table.versions()[0]["version"]
+    rows_then = lance.dataset(table.uri, version=first).count_rows()
+    restore = project.run(
+        "run-operation", "lancens.restore_table",
+        "--args", json.dumps({"relation": "analytics.marts.orders", "version": first}),
+    )  # fmt: skip
+    assert restore.returncode == 0, restore.output[-5000:]
+    restored = lance.dataset(table.uri)
+    assert restored.version == table.version + 1
+    assert restored.count_rows() == rows_then
+
+
+def test_ddl_dml_and_schema_change_over_connect(tmp_path: Path, connect_server: ConnectServer) -> None:
+    """Statements the adapter applies itself (no JVM parser on a client): CTAS, UPDATE and DELETE in
+    hooks, and an incremental model's added and dropped columns."""
+    project = connect_project(tmp_path / "p", connect_server, sample=False)
+    project.write(
+        "models/events.sql",
+        "{{ config(materialized='incremental', on_schema_change='sync_all_columns') }}\n"
+        "select id, 'a' as kind from range(4)",
+    )
+    project.write(
+        "models/scratch.sql",
+        "{{ config(post_hook=[\n"
+        '  "create or replace table {{ this.schema }}.copied using lance as"\n'
+        '  " select id * 10 as id from {{ this }}",\n'
+        '  "update {{ this.schema }}.copied set id = id + 1 where id >= 20",\n'
+        '  "delete from {{ this.schema }}.copied where id = 0"]) }}\n'
+        "select id from range(3)",
+    )
+    first = project.run("run")
+    assert first.returncode == 0, first.output[-5000:]
+    namespace = project.namespace()
+    copied = lance.dataset(namespace.describe_table(["analytics", "copied"]).location)
+    assert sorted(copied.to_table()["id"].to_pylist()) == [10, 21]
+    project.write(
+        "models/events.sql",
+        "{{ config(materialized='incremental', on_schema_change='sync_all_columns') }}\n"
+        "select id + 4 as id, 1.5 as score from range(2)",
+    )
+    second = project.run("run", "--select", "events")
+    assert second.returncode == 0, second.output[-5000:]
+    events = lance.dataset(namespace.describe_table(["analytics", "events"]).location).to_table()
+    assert events.column_names == ["id", "score"]
+    assert sorted(events["id"].to_pylist()) == [0, 1, 2, 3, 4, 5]
+
+
+def test_atomic_publish_over_connect(tmp_path: Path, connect_server: ConnectServer) -> None:
+    project = connect_project(tmp_path / "p", connect_server, sample=False, atomic_publish=True)
+    settings = yaml.safe_load((project.path / "dbt_project.yml").read_text())
+    settings["on-run-start"] = ["{{ lancens_begin_atomic_publish() }}"]
+    settings["on-run-end"] = ["{{ lancens_end_atomic_publish(results) }}"]
+    project.write("dbt_project.yml", yaml.safe_dump(settings))
+    project.write("models/a.sql", "select id from range(3)")
+    project.write("models/b.sql", "select id from {{ ref('a') }} where id > 0")
+    done = project.run("run")
+    assert done.returncode == 0, done.output[-5000:]
+    namespace = project.namespace()
+    b = lance.dataset(namespace.describe_table(["analytics", "b"]).location)
+    assert sorted(b.to_table()["id"].to_pylist()) == [1, 2]  # b read a's staged version
+    project.write("models/b.sql", "select id, missing_column from {{ ref('a') }}")
+    failed = project.run("run")
+    assert failed.returncode != 0
+    assert lance.dataset(namespace.describe_table(["analytics", "a"]).location).version == 1  # unpublished
+
+
+def test_debug_names_the_server_and_the_lance_source(tmp_path: Path, connect_server: ConnectServer) -> None:
+    project = connect_project(tmp_path / "p", connect_server, sample=False)
+    debug = project.run("debug")
+    assert debug.returncode == 0, debug.output[-5000:]
+    assert f"Spark Connect server sc://localhost:{connect_server.port}/;token=****" in debug.output
+    assert "lance data source on the Spark Connect server: usable" in debug.output
+    assert_token_nowhere(project, connect_server, debug.output)
+
+
+def test_debug_against_a_server_without_the_package(
+    tmp_path: Path, bare_connect_server: ConnectServer
+) -> None:
+    project = connect_project(tmp_path / "p", bare_connect_server, sample=False)
+    debug = project.run("debug")
+    assert debug.returncode != 0
+    assert "cannot import dbt-lancens" in debug.output and "PYSPARK_PYTHON" in debug.output
+    assert_token_nowhere(project, bare_connect_server, debug.output)
+    project.write("models/a.sql", "select 1 as id")
+    run = project.run("run")
+    assert run.returncode != 0 and "cannot import dbt-lancens" in run.output
+    assert not (project.path / "warehouse" / "analytics").exists()
+
+
+def test_master_and_remote_together_are_refused(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", str(tmp_path / "warehouse"), sample=False,
+                           extra={"remote": "sc://localhost:1/;token=secret-token-value"})  # fmt: skip
+    profile = yaml.safe_load((project.path / "profiles.yml").read_text())
+    assert profile["jaffle_lance"]["outputs"]["t"]["master"]  # both keys are set
+    debug = project.run("debug")
+    assert debug.returncode != 0
+    assert "`master` and `remote` are both set" in debug.output
+    assert "secret-token-value" not in debug.output

@@ -1,0 +1,98 @@
+"""The Spark Connect statement reader reads what Spark's own parser reads.
+
+Spark's parser (`core.jvm.parse_statement`, the local session's) is the reference: every statement
+shape the adapter applies itself must come out of the Connect reader as the same plan. Column types
+go through Spark's DDL parser on both sides (here the local JVM's, on a Connect client the server's).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from pyspark.sql import types as T
+
+from dbt.adapters.lancens.core import jvm
+from dbt.adapters.lancens.statements import connect_parse, plans
+
+CHAR_MARK = "__CHAR_VARCHAR_TYPE_STRING"
+SAME_AS_SPARK = [
+    "drop table if exists analytics.t",
+    "DROP VIEW `analytics`.`v`",
+    "drop schema if exists analytics cascade",
+    "drop database analytics",
+    "drop table t",  # a temporary view's one-part name: Spark's business
+    "drop table cat.analytics.t",
+    "create table analytics.t (id bigint, name varchar(10), tags array<string>, m map<string, int>) using x",
+    "create table if not exists analytics.t (id int comment 'the id, unique')",
+    "create table analytics.t (id int) using parquet",
+    "create or replace table analytics.t using lance as select 1 as id, 'a, b' as s",
+    "replace table analytics.t using lance as select 1 as id",
+    "create table `analytics`.`t` as select id from range(3) where id > 1",
+    "/* dbt */ create or replace table analytics.t using lance tblproperties ('k' = 'v') as select 1 as id",
+    "alter table analytics.t add columns (a int, b string comment 'x, y', c struct<p: int, q: string>)",
+    "alter table analytics.t add columns (a int default null)",
+    "alter table analytics.t add column c decimal(10, 2)",
+    "alter table analytics.t drop columns (a, `b`)",
+    "alter table analytics.t drop column if exists a",
+    "alter table analytics.t alter column a type bigint",
+    "alter table analytics.t alter column a type varchar(20)",
+    "truncate table analytics.t",
+    "select 1",
+    "insert into analytics.t select 1",
+    "create view analytics.v as select 1",
+]
+
+
+def without_char_varchar_marks(statement: plans.Statement | None) -> plans.Statement | None:
+    """Spark's plan marks a VARCHAR(n) column it made a string with its original type (field
+    metadata, which no Lance schema carries); the plans are compared without that mark."""
+    if not isinstance(statement, plans.CreateTable):
+        return statement
+    fields = [
+        T.StructField(f.name, f.dataType, f.nullable, {k: v for k, v in f.metadata.items() if k != CHAR_MARK})
+        for f in statement.schema.fields
+    ]
+    return dataclasses.replace(statement, schema=T.StructType(fields))
+
+
+@pytest.mark.parametrize("statement", SAME_AS_SPARK)
+def test_the_connect_reader_reads_what_spark_reads(spark, statement: str) -> None:
+    expected = without_char_varchar_marks(jvm.parse_statement(spark, statement))
+    assert connect_parse.parse_statement(statement, T._parse_datatype_string) == expected
+
+
+@pytest.mark.parametrize(
+    ("statement", "name", "assignments", "condition"),
+    [
+        (
+            "-- a hook\nupdate analytics.t set a = a + 1, b = concat(b, ',') where id in (1, 2)",
+            ["analytics", "t"],
+            [("a", "a + 1"), ("b", "concat(b, ',')")],
+            "id in (1, 2)",
+        ),
+        ("UPDATE analytics.t AS x SET x.a = 0", ["analytics", "t"], [("a", "0")], "true"),
+        (
+            "delete from `analytics`.`t` where id = 1 and s = 'where'",
+            ["analytics", "t"],
+            [],
+            "id = 1 and s = 'where'",
+        ),
+        ("delete from analytics.t", ["analytics", "t"], [], "true"),
+    ],
+)
+def test_update_and_delete_keep_their_expressions_as_written(
+    spark, statement: str, name: list[str], assignments: list[tuple[str, str]], condition: str
+) -> None:
+    read = connect_parse.parse_statement(statement, T._parse_datatype_string)
+    assert read == plans.RowLevel(name, assignments, condition)
+    spark_read = jvm.parse_statement(spark, statement)
+    assert isinstance(spark_read, plans.RowLevel)
+    assert spark_read.name == read.name
+    # Spark's plan names an aliased table's column with the alias (`x.a`); the engine needs `a`
+    assert [column.split(".")[-1] for column, _ in spark_read.assignments] == [c for c, _ in assignments]
+
+
+def test_a_bad_column_type_fails_with_sparks_own_error(spark) -> None:
+    with pytest.raises(Exception, match="nosuchtype"):
+        connect_parse.parse_statement("create table analytics.t (id nosuchtype)", T._parse_datatype_string)
