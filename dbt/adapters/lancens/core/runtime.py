@@ -35,7 +35,7 @@ from dbt.adapters.lancens.core.names import InvalidNameError, database_name, nam
 from dbt.adapters.lancens.core.session_catalog import SessionCatalog
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
-from dbt.adapters.lancens.spark import get_or_create_session
+from dbt.adapters.lancens.spark import get_or_create_session, remote
 from dbt.adapters.lancens.spark.pushdown import sql_with_pushdown
 from dbt.adapters.lancens.spark.remote import (
     RemoteSessionError,
@@ -237,7 +237,9 @@ class LancensRuntime:
         Spark local properties, per thread as well.
         """
         spark = self.spark
-        if not self.is_remote:  # a Connect session is the server's, resolved there for every thread
+        if self.is_remote:  # a Connect session has no JVM side; its Python side is per thread too
+            remote.activate(spark)
+        else:
             jvm.activate(spark, getattr(self._threads, "job_description", None))
 
     def describe_jobs(self, description: str | None) -> None:

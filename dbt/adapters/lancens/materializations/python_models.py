@@ -18,6 +18,7 @@ from dbt.adapters.lancens.core.runtime import LancensRuntime
 def run_python_model(runtime: LancensRuntime, compiled_code: str, model_name: str) -> DataFrame:
     """Execute the compiled model and return its result as a Spark DataFrame."""
     # `spark` is a global of the model's module too, as on Databricks and in dbt-spark's models.
+    runtime.activate()  # pandas-on-Spark and the `lance` source look for the thread's session
     scope: dict[str, Any] = {"__name__": f"dbt_python_model_{model_name}", "spark": runtime.spark}
     exec(compile(compiled_code, f"<dbt python model {model_name}>", "exec"), scope)
     dbt = scope["dbtObj"](lambda name: runtime.sql(f"SELECT * FROM {name}"))

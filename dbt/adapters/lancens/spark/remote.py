@@ -59,6 +59,16 @@ def connect_session(url: str, config: Mapping[str, str] | None = None) -> SparkS
     return session
 
 
+def activate(spark: SparkSession) -> None:
+    """Make the Connect session the calling thread's active one.
+
+    A Connect session is active only on the thread that opened it; pandas-on-Spark
+    (`DataFrame.pandas_api()` in a Python model) asks the thread's active session and, finding none
+    on a dbt model thread, tries to open a session of its own with no URL (CONNECT_URL_NOT_SET).
+    PySpark has no public setter; its builder uses this one on the opening thread."""
+    type(spark)._set_default_and_active_session(spark)  # type: ignore[attr-defined]
+
+
 def is_remote(spark: SparkSession) -> bool:
     """True for a Spark Connect session (no JVM gateway in this process)."""
     from pyspark.sql.connect.session import SparkSession as ConnectSession
