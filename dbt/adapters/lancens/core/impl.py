@@ -218,13 +218,13 @@ class LancensAdapter(SparkAdapter):
         return AdapterResponse(_message=f"INSERT {rows} (version {version})", rows_affected=rows)
 
     @available
-    def lancens_build_indexes(
+    def build_table_indexes(
         self, relation: LancensRelation, indexes: list[dict[str, Any]] | None, provenance: dict[str, Any]
     ) -> str:
         """After a build: make the table's Lance indexes match its `indexes` config (index_run.py).
 
         In an atomic-publish run the table's new version is staged, so its indexes are built right
-        after the run publishes it (`lancens_end_run`); returns what changed, for the log."""
+        after the run publishes it (`lancens_end_atomic_publish`); returns what changed, for the log."""
         runtime = self.runtime
         table, properties = relation.table_id, _provenance(provenance)
         with self.connections.exception_handler(f"indexes of {relation}"):
@@ -235,7 +235,7 @@ class LancensAdapter(SparkAdapter):
         return "" if outcome is None else outcome.summary()
 
     @available
-    def lancens_maintain(self, relation: LancensRelation, raw: Any, provenance: dict[str, Any]) -> str:
+    def maintain_table(self, relation: LancensRelation, raw: Any, provenance: dict[str, Any]) -> str:
         """After a build: the `lance_maintenance` config's optimize and cleanup (maintenance_config.py)."""
         config = maintenance_config.parse_maintenance(raw)
         if config is None:
@@ -252,11 +252,11 @@ class LancensAdapter(SparkAdapter):
             return maintenance_config.after_build(runtime.namespace, table, config, properties)
 
     def _defer(self, table: list[str], action: Callable[[], object]) -> None:
-        """Run `action` once the atomic-publish run has published the table (`lancens_end_run`)."""
+        """Run `action` once the atomic-publish run has published the table (`lancens_end_atomic_publish`)."""
         self._after_publish.setdefault(tuple(table), []).append(action)
 
     @available
-    def lancens_shallow_clone(self, relation: LancensRelation, source: LancensRelation) -> AdapterResponse:
+    def shallow_clone_table(self, relation: LancensRelation, source: LancensRelation) -> AdapterResponse:
         """`dbt clone`: the source's latest version as a Lance shallow clone (materializations/clone.py)."""
         runtime = self.runtime
         with self.connections.exception_handler(f"clone {source} as {relation}"):
@@ -364,17 +364,17 @@ class LancensAdapter(SparkAdapter):
     # Registration in metadata/registration.py, history and time travel in metadata/history.py,
     # atomic publish in commits/publish.py. `relation`: a relation or a string `schema.table`.
     @available
-    def declare_table(self, relation: Any) -> str:
+    def declare_table(self, relation: LancensRelation | str) -> str:
         with self.connections.exception_handler(f"declare_table {relation}"):
             return registration.declare_table(self.runtime, relation_table_id(relation))
 
     @available
-    def register_table(self, relation: Any, location: str) -> int | None:
+    def register_table(self, relation: LancensRelation | str, location: str) -> int | None:
         with self.connections.exception_handler(f"register_table {relation}"):
             return registration.register_table(self.runtime, relation_table_id(relation), location)
 
     @available
-    def deregister_table(self, relation: Any) -> str:
+    def deregister_table(self, relation: LancensRelation | str) -> str:
         table = relation_table_id(relation)
         with self.connections.exception_handler(f"deregister_table {relation}"):
             location = registration.deregister_table(self.runtime, table)
@@ -382,7 +382,7 @@ class LancensAdapter(SparkAdapter):
         return location
 
     @available
-    def drop_table(self, relation: Any, purge: bool = False) -> str:
+    def drop_table(self, relation: LancensRelation | str, purge: bool = False) -> str:
         table = relation_table_id(relation)
         with self.connections.exception_handler(f"drop_table {relation}"):
             location = registration.drop_table(self.runtime, table, purge)
@@ -398,23 +398,25 @@ class LancensAdapter(SparkAdapter):
         )
 
     @available
-    def list_table_versions(self, relation: Any) -> list[dict[str, Any]]:
+    def list_table_versions(self, relation: LancensRelation | str) -> list[dict[str, Any]]:
         with self.connections.exception_handler(f"list_table_versions {relation}"):
             return history.list_versions(self.runtime, relation_table_id(relation))
 
     @available
-    def format_table_versions(self, relation: Any, rows: list[dict[str, Any]]) -> str:
+    def format_table_versions(self, relation: LancensRelation | str, rows: list[dict[str, Any]]) -> str:
         return history.format_versions(relation_table_id(relation), rows)
 
     @available
-    def restore_table(self, relation: Any, version: int, provenance: dict[str, Any] | None = None) -> int:
+    def restore_table(
+        self, relation: LancensRelation | str, version: int, provenance: dict[str, Any] | None = None
+    ) -> int:
         with self.connections.exception_handler(f"restore_table {relation} {version}"):
             return history.restore_version(
                 self.runtime, relation_table_id(relation), version, _provenance(provenance)
             )
 
     @available
-    def lancens_at_version(self, relation: Any, version: int | str) -> str:
+    def table_at_version(self, relation: LancensRelation | str, version: int | str) -> str:
         """A temp view of `version`: a number or a tag."""
         table = relation_table_id(relation)
         with self.connections.exception_handler(f"at_version {relation} {version}"):
@@ -424,27 +426,27 @@ class LancensAdapter(SparkAdapter):
     # -- tags, optimize, cleanup (issue 15) ----------------------------------------------------------
     # Tags in metadata/tags.py; compaction and cleanup in metadata/maintenance.py.
     @available
-    def lancens_create_tag(self, relation: Any, tag: str, version: int | None = None) -> int:
+    def create_table_tag(self, relation: LancensRelation | str, tag: str, version: int | None = None) -> int:
         with self.connections.exception_handler(f"create_tag {relation} {tag}"):
             return tags.create_tag(self.runtime.namespace, relation_table_id(relation), tag, version)
 
     @available
-    def lancens_delete_tag(self, relation: Any, tag: str) -> int:
+    def delete_table_tag(self, relation: LancensRelation | str, tag: str) -> int:
         with self.connections.exception_handler(f"delete_tag {relation} {tag}"):
             return tags.delete_tag(self.runtime.namespace, relation_table_id(relation), tag)
 
     @available
-    def lancens_list_tags(self, relation: Any) -> list[dict[str, Any]]:
+    def list_table_tags(self, relation: LancensRelation | str) -> list[dict[str, Any]]:
         with self.connections.exception_handler(f"list_tags {relation}"):
             return tags.list_tags(self.runtime.namespace, relation_table_id(relation))
 
     @available
-    def lancens_format_tags(self, relation: Any, rows: list[dict[str, Any]]) -> str:
+    def format_table_tags(self, relation: LancensRelation | str, rows: list[dict[str, Any]]) -> str:
         return tags.format_tags(relation_table_id(relation), rows)
 
     @available
-    def lancens_optimize_table(
-        self, relation: Any, provenance: dict[str, Any] | None = None
+    def optimize_table(
+        self, relation: LancensRelation | str, provenance: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         """Compact the table and index its unindexed rows; returns what changed."""
         runtime = self.runtime
@@ -456,9 +458,9 @@ class LancensAdapter(SparkAdapter):
         return dataclasses.asdict(result)
 
     @available
-    def lancens_cleanup_table_versions(
+    def cleanup_table_versions(
         self,
-        relation: Any,
+        relation: LancensRelation | str,
         retain_versions: int | None = None,
         older_than_days: float | None = None,
         grace_hours: float = 24,
@@ -475,13 +477,13 @@ class LancensAdapter(SparkAdapter):
         return report.summary()
 
     @available
-    def lancens_cleanup_namespace(
+    def cleanup_namespace(
         self,
         retain_versions: int | None = None,
         older_than_days: float | None = None,
         grace_hours: float = 24,
     ) -> str:
-        """`lancens_cleanup_table_versions` for every table, then the root's leftovers."""
+        """`cleanup_table_versions` for every table, then the root's leftovers."""
         with self.connections.exception_handler("cleanup_namespace"):
             report = maintenance.cleanup_namespace(
                 self.runtime.namespace,

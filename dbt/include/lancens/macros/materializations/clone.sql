@@ -15,5 +15,5 @@
 {#-- Called inside dbt's `statement('main')`: the clone is made through the engine, so the
      statement itself is empty. --#}
 {% macro lancens__create_or_replace_clone(this_relation, defer_relation) %}
-  {%- do adapter.lancens_shallow_clone(this_relation, defer_relation) -%}
+  {%- do adapter.shallow_clone_table(this_relation, defer_relation) -%}
 {% endmacro %}

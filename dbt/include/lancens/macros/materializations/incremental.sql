@@ -41,8 +41,8 @@
       {% call statement('main') %}{{ build_sql }}{% endcall %}
     {% endif %}
   {% endif %}
-  {% do lancens_build_indexes(target_relation) %}
-  {% do lancens_maintain(target_relation) %}
+  {% do lancens_build_table_indexes(target_relation) %}
+  {% do lancens_run_table_maintenance(target_relation) %}
 
   {% do apply_grants(target_relation, config.get('grants')) %}
   {% do persist_docs(target_relation, model) %}

@@ -1,8 +1,8 @@
 {#-- After a build, after its indexes: the optional `lance_maintenance` config (optimize once the table
      has too many fragments, keep the newest versions; materializations/maintenance_config.py).
      Without the config nothing runs. Logs what was done. --#}
-{% macro lancens_maintain(relation) %}
-  {%- set done = adapter.lancens_maintain(relation, config.get('lance_maintenance'), lancens_provenance()) -%}
+{% macro lancens_run_table_maintenance(relation) %}
+  {%- set done = adapter.maintain_table(relation, config.get('lance_maintenance'), lancens_provenance()) -%}
   {%- if done -%}
     {{ log("lancens: maintenance of " ~ relation ~ ": " ~ done, info=true) }}
   {%- endif -%}

@@ -27,8 +27,8 @@
   {% do store_result('main', response=response) %}
   {#-- dbt's seed task expects this result; the rows went through Arrow, not agate. --#}
   {% do store_result('agate_table', response='OK') %}
-  {% do lancens_build_indexes(target_relation) %}
-  {% do lancens_maintain(target_relation) %}
+  {% do lancens_build_table_indexes(target_relation) %}
+  {% do lancens_run_table_maintenance(target_relation) %}
 
   {% do apply_grants(target_relation, config.get('grants')) %}
   {% do persist_docs(target_relation, model) %}

@@ -16,8 +16,8 @@
   {%- set response = adapter.write_relation(target_relation, build['code'], language, 'overwrite', lancens_provenance(),
         config.get('indexes'), build['not_null']) -%}
   {% do store_result('main', response=response) %}
-  {% do lancens_build_indexes(target_relation) %}
-  {% do lancens_maintain(target_relation) %}
+  {% do lancens_build_table_indexes(target_relation) %}
+  {% do lancens_run_table_maintenance(target_relation) %}
 
   {% do apply_grants(target_relation, config.get('grants')) %}
   {% do persist_docs(target_relation, model) %}

@@ -4,7 +4,7 @@
      While dbt parses, it renders the relation itself. --#}
 {% macro at_version(relation, version) %}
   {%- if execute -%}
-    {{- return(adapter.lancens_at_version(relation, version)) -}}
+    {{- return(adapter.table_at_version(relation, version)) -}}
   {%- else -%}
     {{- return(relation) -}}
   {%- endif -%}

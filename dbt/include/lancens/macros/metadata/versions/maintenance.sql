@@ -2,7 +2,7 @@
 
 {#-- Index the rows the table's indexes miss, then compact its fragments; rows unchanged. --#}
 {% macro optimize_table(relation) %}
-  {%- set result = adapter.lancens_optimize_table(relation, lancens_operation_provenance('optimize_table')) -%}
+  {%- set result = adapter.optimize_table(relation, lancens_operation_provenance('optimize_table')) -%}
   {{ log("lancens: optimized " ~ relation ~ ": " ~ result['fragments_before'] ~ " -> " ~ result['fragments_after']
         ~ " fragments, " ~ result['rows'] ~ " rows, versions " ~ (result['versions'] | join(', ') or 'none'), info=true) }}
   {{ return(result) }}
@@ -12,7 +12,7 @@
      those not among the newest `retain_versions` and older than `older_than_days`. Also removes
      what killed writes left in the table (files older than `grace_hours`). Prints the report. --#}
 {% macro cleanup_table_versions(relation, retain_versions=none, older_than_days=none, grace_hours=24) %}
-  {%- set report = adapter.lancens_cleanup_table_versions(relation, retain_versions, older_than_days, grace_hours) -%}
+  {%- set report = adapter.cleanup_table_versions(relation, retain_versions, older_than_days, grace_hours) -%}
   {%- do print("lancens: cleanup of " ~ relation ~ ": " ~ report) -%}
   {{ return(report) }}
 {% endmacro %}
@@ -21,7 +21,7 @@
      directories of killed atomic runs and directories of new tables never published (older than
      `grace_hours`). Without retain_versions/older_than_days only leftovers go. Prints the report. --#}
 {% macro cleanup_namespace(retain_versions=none, older_than_days=none, grace_hours=24) %}
-  {%- set report = adapter.lancens_cleanup_namespace(retain_versions, older_than_days, grace_hours) -%}
+  {%- set report = adapter.cleanup_namespace(retain_versions, older_than_days, grace_hours) -%}
   {%- do print("lancens: cleanup of the namespace: " ~ report) -%}
   {{ return(report) }}
 {% endmacro %}

@@ -4,21 +4,21 @@
 
 {#-- Tag `version` (default: the latest) of `relation`; returns the tagged version. --#}
 {% macro create_tag(relation, tag, version=none) %}
-  {%- set tagged = adapter.lancens_create_tag(relation, tag, none if version is none else version | int) -%}
+  {%- set tagged = adapter.create_table_tag(relation, tag, none if version is none else version | int) -%}
   {{ log("lancens: tagged " ~ relation ~ " version " ~ tagged ~ " as " ~ tag, info=true) }}
   {{ return(tagged) }}
 {% endmacro %}
 
 {#-- Remove a tag (the version stays until a cleanup removes it); returns the version it named. --#}
 {% macro delete_tag(relation, tag) %}
-  {%- set version = adapter.lancens_delete_tag(relation, tag) -%}
+  {%- set version = adapter.delete_table_tag(relation, tag) -%}
   {{ log("lancens: deleted tag " ~ tag ~ " of " ~ relation ~ " (version " ~ version ~ ")", info=true) }}
   {{ return(version) }}
 {% endmacro %}
 
 {#-- Print the tags of `relation`; returns them (dicts: tag, version, created_at). --#}
 {% macro list_tags(relation) %}
-  {%- set rows = adapter.lancens_list_tags(relation) -%}
-  {%- do print(adapter.lancens_format_tags(relation, rows)) -%}
+  {%- set rows = adapter.list_table_tags(relation) -%}
+  {%- do print(adapter.format_table_tags(relation, rows)) -%}
   {{ return(rows) }}
 {% endmacro %}
