@@ -224,7 +224,7 @@ class LancensAdapter(SparkAdapter):
         """After a build: make the table's Lance indexes match its `indexes` config (index_run.py).
 
         In an atomic-publish run the table's new version is staged, so its indexes are built right
-        after the run publishes it (`lancens_end_run`); returns what changed, for the log."""
+        after the run publishes it (`lancens_end_atomic_publish`); returns what changed, for the log."""
         runtime = self.runtime
         table, properties = relation.table_id, _provenance(provenance)
         with self.connections.exception_handler(f"indexes of {relation}"):
@@ -252,7 +252,7 @@ class LancensAdapter(SparkAdapter):
             return maintenance_config.after_build(runtime.namespace, table, config, properties)
 
     def _defer(self, table: list[str], action: Callable[[], object]) -> None:
-        """Run `action` once the atomic-publish run has published the table (`lancens_end_run`)."""
+        """Run `action` once the atomic-publish run has published the table (`lancens_end_atomic_publish`)."""
         self._after_publish.setdefault(tuple(table), []).append(action)
 
     @available

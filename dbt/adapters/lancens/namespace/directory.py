@@ -253,13 +253,16 @@ class DirectoryNamespace:
         self,
         id: Sequence[str],
         operation: Operation,
-        read_version: int | None = None,
+        read_version: int | None,
         transaction_properties: Mapping[str, str] | None = None,
         *,
         location: str | None = None,
     ) -> StagedCommit:
         """Write a new version that no namespace reader sees until ``publish`` (needs table version
-        management, else 0); ``location`` as for ``commit_table``."""
+        management, else 0); ``location`` as for ``commit_table``.
+
+        ``read_version`` has no default: a staged version is published later, together with other
+        tables', so the caller names the version it builds on (None: the latest when staged)."""
         request = commit.CommitRequest.of(id, operation, read_version, transaction_properties, location)
         return commit.stage_table_commit(self._versions, request)
 

@@ -29,12 +29,18 @@ from pyspark.sql.datasource import (
     StringStartsWith,
 )
 
-_COMPARISONS: dict[type, str] = {
+_COMPARISONS: dict[type[Filter], str] = {
     EqualTo: "=",
     GreaterThan: ">",
     GreaterThanOrEqual: ">=",
     LessThan: "<",
     LessThanOrEqual: "<=",
+}
+# Prefix and suffix around the escaped text of a string match's LIKE pattern.
+_LIKE_AFFIXES: dict[type[Filter], tuple[str, str]] = {
+    StringStartsWith: ("", "%"),
+    StringEndsWith: ("%", ""),
+    StringContains: ("%", "%"),
 }
 
 
@@ -73,39 +79,37 @@ def literal(value: object) -> str:
     raise Untranslatable(f"no Lance literal for {type(value).__name__}")
 
 
-def _like_pattern(text: str, prefix: str, suffix: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+def _like_pattern(spark_filter: StringStartsWith | StringEndsWith | StringContains) -> str:
+    prefix, suffix = _LIKE_AFFIXES[type(spark_filter)]
+    escaped = spark_filter.value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return _string(prefix + escaped + suffix)
 
 
 def to_lance(spark_filter: Filter) -> str:
     """One Spark filter as Lance SQL, or raise Untranslatable."""
-    kind = type(spark_filter)
-    if kind in _COMPARISONS:
-        return f"{column(spark_filter.attribute)} {_COMPARISONS[kind]} {literal(spark_filter.value)}"
-    if kind is EqualNullSafe:
-        if spark_filter.value is None:
+    match spark_filter:
+        case EqualTo() | GreaterThan() | GreaterThanOrEqual() | LessThan() | LessThanOrEqual():
+            operator = _COMPARISONS[type(spark_filter)]
+            return f"{column(spark_filter.attribute)} {operator} {literal(spark_filter.value)}"
+        case EqualNullSafe(value=None):
             return f"{column(spark_filter.attribute)} IS NULL"
-        name = column(spark_filter.attribute)
-        return f"{name} IS NOT NULL AND {name} = {literal(spark_filter.value)}"
-    if kind is In:
-        values = [v for v in spark_filter.value if v is not None]
-        if not values or len(values) != len(spark_filter.value):
-            raise Untranslatable("IN with NULL has three-valued semantics; leave it to Spark")
-        return f"{column(spark_filter.attribute)} IN ({', '.join(literal(v) for v in values)})"
-    if kind is IsNull:
-        return f"{column(spark_filter.attribute)} IS NULL"
-    if kind is IsNotNull:
-        return f"{column(spark_filter.attribute)} IS NOT NULL"
-    if kind is StringStartsWith:
-        return f"{column(spark_filter.attribute)} LIKE {_like_pattern(spark_filter.value, '', '%')}"
-    if kind is StringEndsWith:
-        return f"{column(spark_filter.attribute)} LIKE {_like_pattern(spark_filter.value, '%', '')}"
-    if kind is StringContains:
-        return f"{column(spark_filter.attribute)} LIKE {_like_pattern(spark_filter.value, '%', '%')}"
-    if kind is Not:
-        return f"NOT ({to_lance(spark_filter.child)})"
-    raise Untranslatable(f"unsupported filter {kind.__name__}")
+        case EqualNullSafe():
+            name = column(spark_filter.attribute)
+            return f"{name} IS NOT NULL AND {name} = {literal(spark_filter.value)}"
+        case In():
+            values = [v for v in spark_filter.value if v is not None]
+            if not values or len(values) != len(spark_filter.value):
+                raise Untranslatable("IN with NULL has three-valued semantics; leave it to Spark")
+            return f"{column(spark_filter.attribute)} IN ({', '.join(literal(v) for v in values)})"
+        case IsNull():
+            return f"{column(spark_filter.attribute)} IS NULL"
+        case IsNotNull():
+            return f"{column(spark_filter.attribute)} IS NOT NULL"
+        case StringStartsWith() | StringEndsWith() | StringContains():
+            return f"{column(spark_filter.attribute)} LIKE {_like_pattern(spark_filter)}"
+        case Not():
+            return f"NOT ({to_lance(spark_filter.child)})"
+    raise Untranslatable(f"unsupported filter {type(spark_filter).__name__}")
 
 
 def conjunction(parts: Sequence[str]) -> str | None:

@@ -10,13 +10,16 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 FIXED_SIZE_PREFIX = "fixed_size_list."
 DEFAULT_ROWS_PER_PARTITION = 1 << 20
 DEFAULT_MAX_ROWS_PER_FILE = 1 << 20
 
+_Default = TypeVar("_Default", bound=int | None)
 
-def _json_object(raw: str | None, name: str) -> dict:
+
+def _json_object(raw: str | None, name: str) -> dict[str, Any]:
     if not raw:
         return {}
     value = json.loads(raw)
@@ -33,8 +36,8 @@ def _timestamp(raw: str | None) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _int(raw: str | None, default: int | None) -> int | None:
-    return default if raw in (None, "") else int(raw)
+def _int(raw: str | None, default: _Default) -> int | _Default:
+    return int(raw) if raw else default
 
 
 _TRUE = ("true", "1", "yes", "on")
@@ -71,7 +74,7 @@ class LanceOptions:
     max_rows_per_file: int = DEFAULT_MAX_ROWS_PER_FILE
     fixed_sizes: dict[str, int] = field(default_factory=dict)
     commit_hook: str | None = None
-    commit_hook_args: dict = field(default_factory=dict)
+    commit_hook_args: dict[str, Any] = field(default_factory=dict)
     filter_pushdown: bool = False
 
     @classmethod

@@ -57,8 +57,8 @@ def sql_with_pushdown(spark: SparkSession, statement: str) -> DataFrame:
     jvm = getattr(spark, "_jvm", None)
     if jvm is None:
         return frame
-    analyzed = frame._jdf.queryExecution().analyzed()  # type: ignore[operator]
-    if _is_command(jvm, frame._jdf.logicalPlan()) or _is_command(jvm, analyzed):  # type: ignore[operator]
+    analyzed = frame._jdf.queryExecution().analyzed()
+    if _is_command(jvm, frame._jdf.logicalPlan()) or _is_command(jvm, analyzed):
         return frame  # a command ran when it was analysed: running it again would repeat it
     try:
         scans = _scans(jvm, analyzed)
@@ -70,7 +70,7 @@ def sql_with_pushdown(spark: SparkSession, statement: str) -> DataFrame:
     rewritten = _insert_option(statement, spans)
     candidate = spark.sql(rewritten)
     try:
-        checked = _scans(jvm, candidate._jdf.queryExecution().analyzed())  # type: ignore[operator]
+        checked = _scans(jvm, candidate._jdf.queryExecution().analyzed())
     except _Recursive:
         return frame
     return candidate if _pushdown_is_exclusive(checked, len(spans)) else frame

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
@@ -19,6 +20,10 @@ from dbt.adapters.lancens.spark.filters import Untranslatable, conjunction, to_l
 from dbt.adapters.lancens.spark.options import LanceOptions
 from dbt.adapters.lancens.spark.types import conform, spark_arrow_schema
 
+if TYPE_CHECKING:
+    from lance import LanceDataset
+    from lance.fragment import LanceFragment
+
 BATCH_BYTES = 8 << 20
 MIN_BATCH_ROWS = 1 << 10
 MAX_BATCH_ROWS = 1 << 16
@@ -28,13 +33,15 @@ _VARIABLE_WIDTH_BYTES = 32
 def _row_bytes(kind: pa.DataType) -> int:
     """Rough bytes one value of ``kind`` takes in an Arrow batch (variable width: a guess)."""
     if pa.types.is_fixed_size_list(kind):
-        return kind.list_size * _row_bytes(kind.value_type)
+        list_size: int = kind.list_size
+        return list_size * _row_bytes(kind.value_type)
     if pa.types.is_struct(kind):
         return sum(_row_bytes(kind.field(i).type) for i in range(kind.num_fields))
     try:
-        return max(1, kind.bit_width // 8)
+        bit_width: int = kind.bit_width
     except ValueError:
         return _VARIABLE_WIDTH_BYTES
+    return max(1, bit_width // 8)
 
 
 def default_batch_size(schema: pa.Schema) -> int:
@@ -56,6 +63,14 @@ class FragmentGroup(InputPartition):
     fragment_ids: tuple[int, ...]
     rows: int
     offset: int | None = None
+
+
+def _fragment(dataset: LanceDataset, fragment_id: int) -> LanceFragment:
+    """A fragment the planned version lists (it cannot vanish from a pinned version)."""
+    fragment = dataset.get_fragment(fragment_id)
+    if fragment is None:
+        raise LookupError(f"fragment {fragment_id} is not in version {dataset.version} of {dataset.uri}")
+    return fragment
 
 
 def group_fragments(
@@ -129,25 +144,26 @@ class LanceReader(DataSourceReader):
         split = self.filter is None
         return group_fragments(self._sizes, self.options.rows_per_partition, split) or [FragmentGroup((), 0)]
 
-    def read(self, partition: FragmentGroup) -> Iterator[pa.RecordBatch]:
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """Arrow batches of the partition's fragments, in the exact Arrow types Spark expects."""
-        if not partition.fragment_ids:
+        group = cast(FragmentGroup, partition)  # Spark hands back what ``partitions`` made
+        if not group.fragment_ids:
             return
         dataset = open_dataset(self.options, version=self.version)
         target = spark_arrow_schema(self.schema)
-        if partition.offset is not None:
-            (fragment_id,) = partition.fragment_ids
-            scanner = dataset.get_fragment(fragment_id).scanner(
+        if group.offset is not None:
+            (fragment_id,) = group.fragment_ids
+            scanner = _fragment(dataset, fragment_id).scanner(
                 columns=self.columns,
-                offset=partition.offset,
-                limit=partition.rows,
+                offset=group.offset,
+                limit=group.rows,
                 batch_size=self.batch_size,
             )
         else:
             scanner = dataset.scanner(
                 columns=self.columns,
                 filter=self.filter,
-                fragments=[dataset.get_fragment(fragment_id) for fragment_id in partition.fragment_ids],
+                fragments=[_fragment(dataset, fragment_id) for fragment_id in group.fragment_ids],
                 batch_size=self.batch_size,
             )
         for batch in scanner.to_batches():

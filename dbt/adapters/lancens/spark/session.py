@@ -118,7 +118,7 @@ def _start_jvm(master: str, app_name: str, settings: Mapping[str, str], files_di
     PySpark launches the JVM with the caller's console as its output; launching it here first (the
     session builder then reuses the gateway) is PySpark's own hook for capturing that output."""
     os.makedirs(files_dir, exist_ok=True)
-    conf = SparkConf(loadDefaults=False).setMaster(master).setAppName(app_name).setAll(settings.items())
+    conf = SparkConf(loadDefaults=False).setMaster(master).setAppName(app_name).setAll(list(settings.items()))
     with open(os.path.join(files_dir, LOG_FILE), "ab") as log, _spark_home_for(master, log):
         gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})
     SparkContext._ensure_initialized(gateway=gateway, conf=conf)
