@@ -16,20 +16,7 @@ import pytest
 import yaml
 
 from tests.connect.server import ConnectServer
-from tests.reliability.helpers import Project, make_project
-
-SAMPLE_TABLES = {
-    "analytics.raw.raw_customers",
-    "analytics.raw.raw_orders",
-    "analytics.raw.raw_payments",
-    "analytics.staging.stg_orders",
-    "analytics.marts.orders",
-    "analytics.marts.customers",
-    "analytics.marts.customer_segments",
-    "analytics.marts.fct_orders_daily",
-    "analytics.marts.documents",
-    "analytics.snapshots.customers_snapshot",
-}
+from tests.reliability.helpers import SAMPLE_TABLES, Project, make_project
 
 
 def connect_project(

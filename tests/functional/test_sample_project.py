@@ -10,6 +10,7 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
+from tests.reliability.helpers import SAMPLE_TABLES
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_project"
 
@@ -33,19 +34,7 @@ def test_sample_project_builds_twice_one_version_further(tmp_path: Path) -> None
     first = run_dbt(["build", *dirs])
     assert all(result.status in ("success", "pass") for result in first)
     after_first = table_versions(project / "warehouse")
-    expected = {
-        "analytics.raw.raw_customers",
-        "analytics.raw.raw_orders",
-        "analytics.raw.raw_payments",
-        "analytics.staging.stg_orders",
-        "analytics.marts.orders",
-        "analytics.marts.customers",
-        "analytics.marts.customer_segments",
-        "analytics.marts.fct_orders_daily",
-        "analytics.marts.documents",
-        "analytics.snapshots.customers_snapshot",
-    }
-    assert set(after_first) == expected
+    assert set(after_first) == SAMPLE_TABLES
     assert DirectoryNamespace(str(project / "warehouse")).list_views(["analytics", "staging"]).items == [
         "stg_customers"
     ]

@@ -29,6 +29,21 @@ REPO = Path(__file__).parents[2]
 SAMPLE = REPO / "sample_project"
 DBT = str(Path(sys.executable).parent / "dbt")
 PROFILE = "jaffle_lance"
+# Every table the sample project's `dbt build` makes, as namespace object ids.
+SAMPLE_TABLES = frozenset(
+    {
+        "analytics.raw.raw_customers",
+        "analytics.raw.raw_orders",
+        "analytics.raw.raw_payments",
+        "analytics.staging.stg_orders",
+        "analytics.marts.orders",
+        "analytics.marts.customers",
+        "analytics.marts.customer_segments",
+        "analytics.marts.fct_orders_daily",
+        "analytics.marts.documents",
+        "analytics.snapshots.customers_snapshot",
+    }
+)
 
 
 def dbt_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
