@@ -44,6 +44,14 @@ def test_delete_keeps_rows_whose_condition_is_false_or_null(runtime: LancensRunt
     assert runtime.namespace.describe_table(["s", "t"]).version == 2
 
 
+def test_update_and_delete_may_alias_the_table(runtime: LancensRuntime) -> None:
+    dml.execute(runtime, "UPDATE s.t AS u SET u.name = concat(u.name, '!') WHERE u.id IN (1, 2)")
+    dml.execute(runtime, "DELETE FROM s.t d WHERE d.id = 2")
+    after = rows(runtime)
+    assert (after[1][0], after[3][0], 2 in after) == ("n1!", "n3", False)
+    assert runtime.namespace.describe_table(["s", "t"]).version == 3
+
+
 def test_insert_appends_one_version(runtime: LancensRuntime) -> None:
     runtime.sql("INSERT INTO s.t (id, name, day) VALUES (100, 'hundred', DATE'2025-01-01')")
     assert rows(runtime)[100][0] == "hundred"

@@ -63,34 +63,48 @@ def test_the_connect_reader_reads_what_spark_reads(spark, statement: str) -> Non
 
 
 @pytest.mark.parametrize(
-    ("statement", "name", "assignments", "condition"),
+    ("statement", "name", "assignments", "condition", "alias"),
     [
         (
             "-- a hook\nupdate analytics.t set a = a + 1, b = concat(b, ',') where id in (1, 2)",
             ["analytics", "t"],
             [("a", "a + 1"), ("b", "concat(b, ',')")],
             "id in (1, 2)",
+            None,
         ),
-        ("UPDATE analytics.t AS x SET x.a = 0", ["analytics", "t"], [("a", "0")], "true"),
+        (
+            "UPDATE analytics.t AS x SET x.a = 0 WHERE x.id = 1",
+            ["analytics", "t"],
+            [("a", "0")],
+            "x.id = 1",
+            "x",
+        ),
+        ("update analytics.t y set a = 0", ["analytics", "t"], [("a", "0")], "true", "y"),
+        ("delete from analytics.t as d where d.id = 1", ["analytics", "t"], [], "d.id = 1", "d"),
         (
             "delete from `analytics`.`t` where id = 1 and s = 'where'",
             ["analytics", "t"],
             [],
             "id = 1 and s = 'where'",
+            None,
         ),
-        ("delete from analytics.t", ["analytics", "t"], [], "true"),
+        ("delete from analytics.t", ["analytics", "t"], [], "true", None),
     ],
 )
 def test_update_and_delete_keep_their_expressions_as_written(
-    spark, statement: str, name: list[str], assignments: list[tuple[str, str]], condition: str
+    spark,
+    statement: str,
+    name: list[str],
+    assignments: list[tuple[str, str]],
+    condition: str,
+    alias: str | None,
 ) -> None:
     read = connect_parse.parse_statement(statement, T._parse_datatype_string)
-    assert read == plans.RowLevel(name, assignments, condition)
+    assert read == plans.RowLevel(name, assignments, condition, alias)
     spark_read = jvm.parse_statement(spark, statement)
     assert isinstance(spark_read, plans.RowLevel)
-    assert spark_read.name == read.name
-    # Spark's plan names an aliased table's column with the alias (`x.a`); the engine needs `a`
-    assert [column.split(".")[-1] for column, _ in spark_read.assignments] == [c for c, _ in assignments]
+    assert (spark_read.name, spark_read.alias) == (read.name, read.alias)
+    assert [column for column, _ in spark_read.assignments] == [column for column, _ in assignments]
 
 
 def test_a_bad_column_type_fails_with_sparks_own_error(spark) -> None:

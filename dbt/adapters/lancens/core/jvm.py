@@ -104,18 +104,28 @@ def _table_change(spark: SparkSession, plan: Any, kind: str) -> plans.Statement 
 
 
 def _row_level(plan: Any, kind: str) -> plans.RowLevel | None:
+    relation = plan.table()
+    alias = None
+    while relation.getClass().getSimpleName() == "SubqueryAlias":  # UPDATE t AS x ...
+        alias = str(relation.alias())
+        relation = relation.child()
     if kind == "UpdateTable":
         assignments = [
-            (assignment.key().sql().strip("`"), assignment.value().sql())
+            (_assigned_column(assignment.key(), alias), assignment.value().sql())
             for assignment in _scala_list(plan.assignments())
         ]
         condition = plan.condition().get().sql() if plan.condition().isDefined() else "true"
     else:
         assignments, condition = [], plan.condition().sql()
-    relation = plan.table()
-    while relation.getClass().getSimpleName() == "SubqueryAlias":  # UPDATE t AS x ...
-        relation = relation.child()
-    return plans.RowLevel(_strings(relation.multipartIdentifier()), assignments, condition)
+    return plans.RowLevel(_strings(relation.multipartIdentifier()), assignments, condition, alias)
+
+
+def _assigned_column(key: Any, alias: str | None) -> str:
+    """The column an UPDATE assigns, without the table alias that may qualify it (`x.a` is `a`)."""
+    parts = _strings(key.nameParts())
+    if alias is not None and len(parts) > 1 and parts[0].lower() == alias.lower():
+        parts = parts[1:]
+    return ".".join(parts)
 
 
 def _source_text(statement: str, node: Any) -> str:

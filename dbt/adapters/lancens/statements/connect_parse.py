@@ -223,7 +223,7 @@ def _update(reader: _Reader) -> plans.RowLevel | None:
     name = reader.name()
     if name is None:
         return None
-    _skip_alias(reader, "SET")
+    alias = _alias(reader, "SET")
     if not reader.accept("SET"):
         return None
     where = reader.top_level_word("WHERE")
@@ -235,26 +235,33 @@ def _update(reader: _Reader) -> plans.RowLevel | None:
         column = _Reader(target).name()
         if not equals or column is None:
             return None
-        assignments.append((column[-1], expression.strip()))
+        if alias is not None and len(column) > 1 and column[0].lower() == alias.lower():
+            column = column[1:]  # `x.a` of `UPDATE t AS x`: the column a
+        assignments.append((".".join(column), expression.strip()))
     condition = _condition(reader, where)
-    return plans.RowLevel(name, assignments, condition)
+    return plans.RowLevel(name, assignments, condition, alias)
 
 
 def _delete(reader: _Reader) -> plans.RowLevel | None:
     name = reader.name()
     if name is None:
         return None
-    _skip_alias(reader, "WHERE")
-    return plans.RowLevel(name, [], _condition(reader, reader.top_level_word("WHERE")))
+    alias = _alias(reader, "WHERE")
+    return plans.RowLevel(name, [], _condition(reader, reader.top_level_word("WHERE")), alias)
 
 
-def _skip_alias(reader: _Reader, next_keyword: str) -> None:
-    """Move past `[AS] alias` after a DML statement's table name."""
-    if reader.accept("AS"):
-        reader.name()
-    elif reader.token is not None and reader.token.kind in ("word", "quoted"):
-        if not reader.token.is_word(next_keyword):
-            reader.name()
+def _alias(reader: _Reader, next_keyword: str) -> str | None:
+    """The `[AS] alias` after a DML statement's table name, if it has one (cursor moved past it)."""
+    explicit = reader.accept("AS")
+    token = reader.token
+    if (
+        token is None
+        or token.kind not in ("word", "quoted")
+        or (not explicit and token.is_word(next_keyword))
+    ):
+        return None
+    parts = reader.name()
+    return parts[0] if parts is not None and len(parts) == 1 else None
 
 
 def _condition(reader: _Reader, where: int | None) -> str:

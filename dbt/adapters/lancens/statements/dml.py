@@ -26,7 +26,10 @@ def execute(runtime: LancensRuntime, statement: str) -> int:
     database, table = parsed.name
     name = f"{quote(database)}.{quote(table)}"
     current = runtime.sql(f"SELECT * FROM {name}")
-    result = _new_content(runtime, name, current, parsed)
+    # the statement's expressions may qualify columns with its table alias: the new content's
+    # query reads the table under that alias
+    source = f"{name} AS {quote(parsed.alias)}" if parsed.alias else name
+    result = _new_content(runtime, source, current, parsed)
     return write_frame(
         runtime,
         [*namespace_id(database), table.lower()],
@@ -36,15 +39,17 @@ def execute(runtime: LancensRuntime, statement: str) -> int:
     )
 
 
-def _new_content(runtime: LancensRuntime, name: str, current: DataFrame, parsed: plans.RowLevel) -> DataFrame:
+def _new_content(
+    runtime: LancensRuntime, source: str, current: DataFrame, parsed: plans.RowLevel
+) -> DataFrame:
     condition = f"coalesce(({parsed.condition}), false)"
     if not parsed.assignments:
-        return runtime.sql(f"SELECT * FROM {name} WHERE NOT {condition}")
+        return runtime.sql(f"SELECT * FROM {source} WHERE NOT {condition}")
     types = {field.name.lower(): field.dataType.simpleString() for field in current.schema.fields}
     updates = {column.lower(): expression for column, expression in parsed.assignments}
     unknown = sorted(set(updates) - set(types))
     if unknown:
-        raise ValueError(f"UPDATE {name}: no such column(s) {unknown}")
+        raise ValueError(f"UPDATE {source}: no such column(s) {unknown}")
     columns = [
         f"CAST(CASE WHEN {condition} THEN ({updates[field.name.lower()]}) ELSE {quote(field.name)} END "
         f"AS {types[field.name.lower()]}) AS {quote(field.name)}"
@@ -52,4 +57,4 @@ def _new_content(runtime: LancensRuntime, name: str, current: DataFrame, parsed:
         else quote(field.name)
         for field in current.schema.fields
     ]
-    return runtime.sql(f"SELECT {', '.join(columns)} FROM {name}")
+    return runtime.sql(f"SELECT {', '.join(columns)} FROM {source}")

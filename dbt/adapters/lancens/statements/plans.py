@@ -77,6 +77,7 @@ class RowLevel:
     name: list[str]
     assignments: list[tuple[str, str]]  # (column, expression)
     condition: str  # a Spark SQL boolean expression
+    alias: str | None = None  # `UPDATE s.t AS x ...`: the expressions may name columns `x.column`
 
 
 Statement = (
