@@ -8,8 +8,10 @@ import time
 from datetime import timedelta
 
 import lance
+import lance.namespace
 import pyarrow as pa
 import pytest
+from lance_namespace import ListTablesRequest
 
 from dbt.adapters.lancens.materializations.index_config import parse_indexes
 from dbt.adapters.lancens.materializations.indexes import apply_indexes
@@ -221,3 +223,31 @@ def test_leftovers_of_killed_runs_go_after_the_grace_period(namespace: Directory
         storage.exists(kept_location)
         and lance.dataset(kept_location, storage_options=options).count_rows() == 1
     )
+
+
+def test_cleanup_namespace_removes_old_manifest_versions_and_keeps_every_entry(
+    namespace: DirectoryNamespace,
+) -> None:
+    """Each namespace change is a `__manifest` version; old ones go after the grace period and the
+    namespace, read by the engine and by native pylance, still lists everything."""
+    for number in range(4):
+        overwrite(namespace, ["docs", f"t{number}"], rows(0, 1))
+    manifest = Storage(namespace.root, namespace.storage_options).join("__manifest")
+    options = namespace.storage_options or None
+    count = len(lance.dataset(manifest, storage_options=options).versions())
+    assert count >= 5
+
+    young = maintenance.cleanup_namespace(namespace, grace=timedelta(hours=1))
+    assert "__manifest" not in young.versions
+    assert len(lance.dataset(manifest, storage_options=options).versions()) == count
+
+    time.sleep(1.1)  # manifest timestamps are in milliseconds, S3 objects' in whole seconds
+    report = maintenance.cleanup_namespace(namespace, grace=timedelta(seconds=1))
+    assert len(report.versions["__manifest"]) == count - 1 and report.bytes_removed > 0
+    assert len(lance.dataset(manifest, storage_options=options).versions()) == 1
+    assert all_pages(namespace.list_tables, ["docs"]) == ["t0", "t1", "t2", "t3"]
+    assert dataset(namespace, ["docs", "t3"]).count_rows() == 1
+    # pylance's own namespace reads it too
+    properties = {"root": namespace.root, **{f"storage.{k}": v for k, v in (options or {}).items()}}
+    native = lance.namespace.DirectoryNamespace(**properties)
+    assert sorted(native.list_tables(ListTablesRequest(id=["docs"])).tables) == ["t0", "t1", "t2", "t3"]

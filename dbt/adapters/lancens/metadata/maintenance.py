@@ -294,7 +294,29 @@ def cleanup_namespace(
         if not info.declared_only:
             report.merge(cleanup_table(namespace, table_id, retain_versions, older_than, grace))
     report.merge(namespace_leftovers(namespace, locations, grace))
+    report.merge(manifest_history(namespace, grace))
     return report
+
+
+def manifest_history(namespace: DirectoryNamespace, grace: timedelta) -> CleanupReport:
+    """Versions of the root's `__manifest` table older than `grace`, and the files only they use.
+
+    Every namespace change is one `__manifest` commit, so its versions pile up (hundreds of MB after
+    thousands of runs) while nobody reads them: the engine and native readers read its latest
+    version. Lance's own cleanup removes them and always keeps the latest; `grace` spares the
+    versions a writer that is running now may still build on."""
+    storage = Storage(namespace.root, namespace.storage_options)
+    location = storage.join(MANIFEST_DIR)
+    if not has_versions(storage, location):
+        return CleanupReport()
+    options = namespace.storage_options or None
+    before = {int(v["version"]) for v in lance.dataset(location, storage_options=options).versions()}
+    stats = lance.dataset(location, storage_options=options).cleanup_old_versions(older_than=grace)
+    after = {int(v["version"]) for v in lance.dataset(location, storage_options=options).versions()}
+    removed = sorted(before - after)
+    return CleanupReport(
+        versions={MANIFEST_DIR: removed} if removed else {}, bytes_removed=int(stats.bytes_removed)
+    )
 
 
 # -- file helpers --------------------------------------------------------------------------------------
