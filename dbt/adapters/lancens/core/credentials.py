@@ -38,18 +38,18 @@ def redact_secrets(text: str, storage_options: Mapping[str, str], remote: str | 
     return text
 
 
-# The parameters of a Spark Connect URL that carry a credential (`sc://host:port/;token=...`).
-_URL_SECRET = re.compile(r"(;\s*(?:token|[^;=]*(?:secret|password|key)[^;=]*)\s*=)([^;]*)", re.IGNORECASE)
+# A Spark Connect URL's parameters (`sc://host:port/;token=...;use_ssl=true`): name, value.
+_URL_PARAM = re.compile(r"(;\s*([^;=]+?)\s*=)([^;]*)")
 
 
 def connect_url_secrets(url: str) -> list[str]:
-    """The credential values in a Spark Connect URL (its `token`, any secret-named parameter)."""
-    return [match.group(2) for match in _URL_SECRET.finditer(url) if match.group(2)]
+    """The credential values in a Spark Connect URL: its parameters named as `is_secret_option` says."""
+    return [m.group(3) for m in _URL_PARAM.finditer(url) if m.group(3) and is_secret_option(m.group(2))]
 
 
 def redact_connect_url(url: str) -> str:
     """The URL as it may be shown: every credential parameter's value replaced by `****`."""
-    return _URL_SECRET.sub(lambda match: match.group(1) + "****", url)
+    return _URL_PARAM.sub(lambda m: m.group(1) + "****" if is_secret_option(m.group(2)) else m.group(0), url)
 
 
 @dataclass

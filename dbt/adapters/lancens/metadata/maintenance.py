@@ -309,10 +309,10 @@ def manifest_history(namespace: DirectoryNamespace, grace: timedelta) -> Cleanup
     location = storage.join(MANIFEST_DIR)
     if not has_versions(storage, location):
         return CleanupReport()
-    options = namespace.storage_options or None
-    before = {int(v["version"]) for v in lance.dataset(location, storage_options=options).versions()}
-    stats = lance.dataset(location, storage_options=options).cleanup_old_versions(older_than=grace)
-    after = {int(v["version"]) for v in lance.dataset(location, storage_options=options).versions()}
+    manifest = lance.dataset(location, storage_options=namespace.storage_options or None)
+    before = {int(v["version"]) for v in manifest.versions()}
+    stats = manifest.cleanup_old_versions(older_than=grace)
+    after = {int(v["version"]) for v in manifest.versions()}  # listed from storage again
     removed = sorted(before - after)
     return CleanupReport(
         versions={MANIFEST_DIR: removed} if removed else {}, bytes_removed=int(stats.bytes_removed)
