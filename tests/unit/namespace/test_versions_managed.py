@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from datetime import timedelta
@@ -227,3 +228,85 @@ def test_a_staged_first_commit_leaves_a_declared_table_declared(ns: DirectoryNam
     assert ns.publish([staged]) == {("ns", "t"): 1}
     info = ns.describe_table(T)
     assert not info.declared_only and info.version == 1 and ns.describe_table_version(T).version == 1
+
+
+def _stage_readable(ns: DirectoryNamespace, data: pa.Table, **properties: str):
+    """Stage an append to T, and its content as a detached Lance version (how the adapter reads a
+    staged version): returns both."""
+    operation, read_version, location = _operation(ns, T, data)
+    staged = ns.stage_table_commit(T, operation, read_version, properties, location=location)
+    transaction = lance.Transaction(read_version, operation)
+    return staged, lance.LanceDataset.commit(location, transaction, detached=True)
+
+
+def _metadata_update(values: dict[str, str]) -> object:
+    return lance.LanceOperation.UpdateConfig(table_metadata_updates=lance.LanceOperation.UpdateMap(values))
+
+
+def test_a_chain_of_staged_versions_is_invisible_then_published_in_one_commit(ns: DirectoryNamespace) -> None:
+    """A model's new rows, the index built on them and the index record: three staged versions of
+    one table that readers see together or not at all."""
+    append(ns, T, _rows(0, 300))
+    rows, copy = _stage_readable(ns, _rows(300, 300), step="rows")
+    fragments = [fragment.fragment_id for fragment in copy.get_fragments()]
+    index = copy.create_index_uncommitted("id", "BTREE", name="id_idx", fragment_ids=fragments, replace=True)
+    indexed = ns.stage_next_commit(rows, lance.LanceOperation.CreateIndex([index], []), {"step": "index"})
+    recorded = ns.stage_next_commit(indexed, _metadata_update({"built": "id_idx"}), {"step": "record"})
+    assert (indexed.version, recorded.version) == (3, 4) and recorded.table_row is None
+    assert [v.version for v in ns.list_table_versions(T).items] == [1]
+    assert not [name for name in files(ns, T) if name in {manifest_name(v) for v in (2, 3, 4)}]
+    assert lance.dataset(ns.describe_table(T).location).version == 1
+
+    before = ns._context.manifest.version
+    assert ns.publish([rows, indexed, recorded]) == {("ns", "t"): 4}
+    assert ns._context.manifest.version == before + 2  # the rows in one commit, then the pointers
+    one_commit = lance.dataset(ns._context.manifest.uri, version=before + 1).to_table().to_pylist()
+    assert {"ns$t$2", "ns$t$3", "ns$t$4"} <= {row["object_id"] for row in one_commit}
+    assert [(v.version, v.metadata["step"]) for v in ns.list_table_versions(T).items[1:]] == [
+        (2, "rows"),
+        (3, "index"),
+        (4, "record"),
+    ]
+    table = lance.dataset(ns.describe_table(T).location)
+    assert table.version == 4 and table.count_rows() == 600 and table.metadata == {"built": "id_idx"}
+    stats = table.stats.index_stats("id_idx")
+    assert stats["num_indexed_rows"] == 600 and stats["num_unindexed_rows"] == 0
+    assert "ScalarIndexQuery" in table.scanner(filter="id = 450").explain_plan()
+    assert table.to_table(filter="id = 450")["id"].to_pylist() == [450]
+    assert not [name for name in files(ns, T) if "-" in name]  # every staging file finalized
+
+
+def test_a_chain_can_start_with_the_tables_creation(ns: DirectoryNamespace) -> None:
+    created = stage(ns, U, _rows(0, 5))
+    assert created.table_row is not None
+    recorded = ns.stage_next_commit(created, _metadata_update({"k": "v"}))
+    with pytest.raises(errors.TableNotFoundError):
+        ns.describe_table(U)
+    assert ns.publish([created, recorded]) == {("ns", "u"): 2}
+    table = lance.dataset(ns.describe_table(U).location)
+    assert (table.version, table.count_rows(), table.metadata) == (2, 5, {"k": "v"})
+
+
+def test_publish_refuses_a_broken_chain(ns: DirectoryNamespace) -> None:
+    append(ns, T, _rows(0))
+    rows = stage(ns, T, _rows(10))
+    recorded = ns.stage_next_commit(rows, _metadata_update({"k": "v"}))
+    again = ns.stage_next_commit(recorded, _metadata_update({"k": "w"}))
+    with pytest.raises(errors.InvalidInputError, match="not consecutive"):
+        ns.publish([rows, again])
+    created = stage(ns, U, _rows(0))
+    with pytest.raises(errors.InvalidInputError, match="only the first"):
+        then = ns.stage_next_commit(created, _metadata_update({"k": "v"}))
+        ns.publish([created, dataclasses.replace(then, table_row=created.table_row)])
+    assert [v.version for v in ns.list_table_versions(T).items] == [1]
+
+
+def test_an_index_of_fragments_the_staged_version_lacks_is_refused(ns: DirectoryNamespace) -> None:
+    append(ns, T, _rows(0, 300))
+    rows, copy = _stage_readable(ns, _rows(300, 300))
+    index = copy.create_index_uncommitted("id", "BTREE", name="id_idx", fragment_ids=[0, 1], replace=True)
+    elsewhere = dataclasses.replace(index, fragment_ids={0, 1, 7})
+    with pytest.raises(errors.InvalidInputError, match=r"covers fragments \[7\] that version 2"):
+        ns.stage_next_commit(rows, lance.LanceOperation.CreateIndex([elsewhere], []))
+    with pytest.raises(errors.InvalidInputError, match="prior must be a StagedCommit"):
+        ns.stage_next_commit("t$2", _metadata_update({"k": "v"}))  # type: ignore[arg-type]

@@ -21,6 +21,9 @@ tables in one ``__manifest`` commit (BatchCreateTableVersions), then finalizes t
 
 from __future__ import annotations
 
+import os
+import tempfile
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +34,7 @@ from lance.commit import CommitConflictError
 from lance_namespace import LanceNamespace
 
 from dbt.adapters.lancens.namespace import errors, ids, layout, props
-from dbt.adapters.lancens.namespace.layout import VERSIONS_DIR
+from dbt.adapters.lancens.namespace.layout import TRANSACTIONS_DIR, VERSIONS_DIR
 from dbt.adapters.lancens.namespace.models import ResolvedTable
 from dbt.adapters.lancens.namespace.snapshot import Row
 from dbt.adapters.lancens.namespace.versions import (
@@ -311,21 +314,98 @@ def stage_table_commit(manager: VersionManager, request: CommitRequest) -> Stage
     return store.staged
 
 
+def stage_next_commit(
+    manager: VersionManager,
+    prior: StagedCommit,
+    operation: lance.LanceOperation.BaseOperation,
+    properties: dict[str, str],
+) -> StagedCommit:
+    """Stage ``operation`` as the version after ``prior``, a staged version nobody sees yet.
+
+    Lance cannot build a transaction on a staged manifest in place: whatever resolves a version
+    to a staging file makes Lance finalize it, which would publish it early. So the transaction is
+    committed in a private local directory that holds only ``prior``'s manifest under its final
+    name (a commit reads the manifest, never the data files), and the new manifest and transaction
+    file are copied back to the table: the manifest under a staging name, like every staged commit.
+    ``publish`` then makes ``prior`` and this version visible in the same ``__manifest`` commit."""
+    if not manager.management_enabled():
+        raise errors.UnsupportedOperationError(
+            "staged commits need table_version_management=true in the __manifest metadata"
+        )
+    fs = manager._ctx.fs
+    with tempfile.TemporaryDirectory(prefix="lancens-chain-") as work:
+        versions = os.path.join(work, VERSIONS_DIR)
+        os.makedirs(versions)
+        with open(os.path.join(versions, layout.manifest_name(prior.version)), "wb") as base:
+            base.write(fs.read_bytes(prior.manifest_path))
+        _check_index_fragments(lance.dataset(work, version=prior.version), operation, prior)
+        transaction = lance.Transaction(prior.version, operation, transaction_properties=properties)
+        version = int(lance.LanceDataset.commit(work, transaction).version)
+        name = layout.manifest_name(version)
+        staging = f"{prior.location.rstrip('/')}/{VERSIONS_DIR}/{name}-{uuid.uuid4()}"
+        with open(os.path.join(versions, name), "rb") as manifest:
+            fs.put_if_not_exists(staging, manifest.read())
+        transactions = os.path.join(work, TRANSACTIONS_DIR)
+        for file_name in os.listdir(transactions) if os.path.isdir(transactions) else ():
+            with open(os.path.join(transactions, file_name), "rb") as transaction_file:
+                fs.write_bytes(
+                    f"{prior.location.rstrip('/')}/{TRANSACTIONS_DIR}/{file_name}", transaction_file.read()
+                )
+    return StagedCommit(list(prior.id), version, staging, prior.location, dict(properties), None)
+
+
+def _check_index_fragments(
+    base: lance.LanceDataset, operation: lance.LanceOperation.BaseOperation, prior: StagedCommit
+) -> None:
+    """An index built elsewhere (on a readable copy of the staged version) must cover fragments
+    the staged version has: an index of other fragment ids would answer for rows that are not there."""
+    if not isinstance(operation, lance.LanceOperation.CreateIndex):
+        return
+    present = {fragment.fragment_id for fragment in base.get_fragments()}
+    for index in operation.new_indices:
+        covered = set(index.fragment_ids or ())
+        if not covered <= present:
+            raise errors.InvalidInputError(
+                f"index {index.name!r} covers fragments {sorted(covered - present)} that version "
+                f"{prior.version} of {ids.display(prior.id)} does not have"
+            )
+
+
 def publish(manager: VersionManager, staged: Sequence[StagedCommit]) -> dict[tuple[str, ...], int]:
     """Make staged versions visible in ONE ``__manifest`` commit (BatchCreateTableVersions).
 
-    If any of those versions was meanwhile committed by someone else, nothing is published and
+    A table may have a chain of staged versions (``stage_next_commit``): consecutive versions, the
+    first of which may create the table. Returns each table's last new version. If any of those
+    versions was meanwhile committed by someone else, nothing is published and
     TableVersionAlreadyExists (12) is raised; the staged files stay for the caller to discard."""
-    keys = [tuple(s.id) for s in staged]
-    if len(set(keys)) != len(keys):
-        raise errors.InvalidInputError("publish takes at most one staged commit per table")
-    tables = [
-        ResolvedTable(list(s.id), s.location, in_manifest=True, declared_only=False)
-        if s.table_row
-        else manager._table(s.id)
-        for s in staged
-    ]
-    entries = [VersionEntry(list(s.id), s.version, s.manifest_path, "V2", dict(s.metadata)) for s in staged]
-    rows = [s.table_row for s in staged if s.table_row]
-    created = manager._commit_managed(entries, tables, new_table_rows=rows)
-    return {key: version.version for key, version in zip(keys, created, strict=True)}
+    chains: dict[tuple[str, ...], list[StagedCommit]] = {}
+    for commit in staged:
+        chains.setdefault(tuple(commit.id), []).append(commit)
+    tables: dict[tuple[str, ...], ResolvedTable] = {}
+    for key, chain in chains.items():
+        _check_chain(key, chain)
+        first = chain[0]
+        tables[key] = (
+            ResolvedTable(list(first.id), first.location, in_manifest=True, declared_only=False)
+            if first.table_row
+            else manager._table(first.id)
+        )
+    ordered = [commit for chain in chains.values() for commit in chain]
+    entries = [VersionEntry(list(s.id), s.version, s.manifest_path, "V2", dict(s.metadata)) for s in ordered]
+    rows = [s.table_row for s in ordered if s.table_row]
+    created = manager._commit_managed(entries, [tables[tuple(s.id)] for s in ordered], new_table_rows=rows)
+    return {tuple(s.id): version.version for s, version in zip(ordered, created, strict=True)}
+
+
+def _check_chain(key: tuple[str, ...], chain: list[StagedCommit]) -> None:
+    """Several staged versions of one table must follow each other, and only the first may be the
+    one that creates the table."""
+    versions = [commit.version for commit in chain]
+    if versions != list(range(versions[0], versions[0] + len(versions))):
+        raise errors.InvalidInputError(
+            f"publish: the staged versions of {ids.display(list(key))} are not consecutive: {versions}"
+        )
+    if any(commit.table_row for commit in chain[1:]):
+        raise errors.InvalidInputError(
+            f"publish: only the first staged version of {ids.display(list(key))} can create it"
+        )

@@ -266,9 +266,23 @@ class DirectoryNamespace:
         request = commit.CommitRequest.of(id, operation, read_version, transaction_properties, location)
         return commit.stage_table_commit(self._versions, request)
 
+    def stage_next_commit(
+        self,
+        prior: StagedCommit,
+        operation: Operation,
+        transaction_properties: Mapping[str, str] | None = None,
+    ) -> StagedCommit:
+        """Stage a version on top of ``prior`` (itself staged, not yet published), for a change that
+        must become visible with it: an index built on a model's new rows. ``publish`` takes both."""
+        if not isinstance(prior, StagedCommit):
+            raise errors.InvalidInputError(f"prior must be a StagedCommit, got {prior!r}")
+        request = commit.CommitRequest.of(prior.id, operation, prior.version, transaction_properties, None)
+        return commit.stage_next_commit(self._versions, prior, request.operation, request.properties)
+
     def publish(self, staged: Sequence[StagedCommit]) -> dict[tuple[str, ...], int]:
-        """Make staged commits of several tables visible in ONE ``__manifest`` commit; returns the
-        new version per table id. 12 and nothing published if any of those versions was taken."""
+        """Make staged commits visible in ONE ``__manifest`` commit; returns each table's last new
+        version. A table may have several consecutive staged versions (``stage_next_commit``).
+        12 and nothing published if any of those versions was taken."""
         return commit.publish(self._versions, staged)
 
     def restore_table(self, id: Sequence[str], version: int) -> int:

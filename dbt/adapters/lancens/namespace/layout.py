@@ -17,6 +17,7 @@ RESERVED_MARKER = ".lance-reserved"
 DEREGISTERED_MARKER = ".lance-deregistered"
 MARKER_CONTENT = b"reserved"
 VERSIONS_DIR = "_versions"
+TRANSACTIONS_DIR = "_transactions"
 MANIFEST_SUFFIX = ".manifest"
 _U64_MAX = 2**64 - 1
 _V2_DIGITS = 20
