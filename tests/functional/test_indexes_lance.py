@@ -4,6 +4,8 @@ Lance indexes, vector columns are fixed-size float32 lists, and the searches the
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import lance
 import numpy as np
 import pyarrow as pa
@@ -171,16 +173,89 @@ class TestUnknownIndexKey:
             run_dbt(["parse"])
 
 
+ATOMIC_GROWING = f"""
+{{{{ config(materialized='incremental', unique_key='id', indexes=[
+    {{'columns': ['embedding'], 'type': 'ivf_flat', 'num_partitions': 2}},
+    {{'columns': ['id'], 'type': 'btree'}}]) }}}}
+select id, {EMBEDDING} as embedding
+from range({{{{ 0 if var('round', 1) == 1 else 290 }}}}, {{{{ 300 if var('round', 1) == 1 else 340 }}}})
+"""
+BROKEN = "{{ config(materialized='table') }} select * from {{ ref('documents') }} where assert_true(id < 0)"
+
+
+def _indexes_arrive_with_rows(root: str, table_id: list[str], first_new: int) -> None:
+    """No `__manifest` version shows the table's new rows (version `first_new`) without its last
+    version (the one that records the indexes): readers see both or neither."""
+    manifest = lance.dataset(f"{root}/__manifest")
+    latest = DirectoryNamespace(root).describe_table(table_id).version
+    assert latest is not None and latest > first_new  # the rows, then at least one index version
+    rows, done = "$".join([*table_id, str(first_new)]), "$".join([*table_id, str(latest)])
+    for version in manifest.versions():
+        present = set(
+            manifest.checkout_version(version["version"])
+            .to_table(columns=["object_id"])["object_id"]
+            .to_pylist()
+        )
+        assert (rows in present) == (done in present), f"__manifest version {version['version']}"
+
+
+def _index_dirs(dataset: lance.LanceDataset) -> tuple[set[str], set[str]]:
+    """The index directories on disk, and those the latest version references."""
+    on_disk = {path.name for path in Path(dataset.uri, "_indices").iterdir()}
+    return on_disk, {segment.uuid for index in dataset.describe_indices() for segment in index.segments}
+
+
 class TestIndexesUnderAtomicPublish(AtomicPublishProject):
-    """A staged version takes no second commit: its indexes are built right after the run publishes."""
+    """The indexes of an atomic run are staged on top of its staged rows and published in the same
+    `__manifest` commit: no reader sees the new rows without their indexes; a failed run leaves
+    neither the rows nor index files."""
 
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
-        config = "{{ config(materialized='table', indexes=[{'columns': ['id'], 'type': 'btree'}]) }}"
-        return {"published.sql": f"{config} select id from range(20)"}
+        return {"documents.sql": DOCUMENTS, "growing.sql": ATOMIC_GROWING, "broken.sql": BROKEN}
 
-    def test_indexes_built_once_published(self, project, dbt_profile_target) -> None:
-        run_dbt(["run"])
-        published = _dataset(dbt_profile_target["root"], project.test_schema, "published")
-        assert _index_types(published) == {"id_btree": "BTree"}
-        assert published.stats.index_stats("id_btree")["num_indexed_rows"] == 20
+    def test_indexes_published_with_their_rows(self, project, dbt_profile_target) -> None:
+        root, schema = dbt_profile_target["root"], project.test_schema
+        run_dbt(["run", "--exclude", "broken"])
+        documents = _dataset(root, schema, "documents")  # a new table: its rows read from a scratch copy
+        assert set(_index_types(documents)) == {"embedding_ivf_pq", "body_fts", "id_btree", "topic_bitmap"}
+        for name in _index_types(documents):
+            assert documents.stats.index_stats(name)["num_unindexed_rows"] == 0, name
+        hits = documents.to_table(full_text_query="vectors", columns=["id"]).column("id").to_pylist()
+        assert sorted(hits) == list(range(0, 300, 7))
+        found = documents.to_table(
+            nearest={"column": "embedding", "q": _expected_embedding(42), "k": 3, "refine_factor": 10},
+            columns=["id"],
+        )
+        assert found.column("id").to_pylist()[0] == 42
+        assert "ScalarIndexQuery" in documents.scanner(filter="id = 17").explain_plan()
+        _indexes_arrive_with_rows(root, [schema, "documents"], 1)
+        _indexes_arrive_with_rows(root, [schema, "growing"], 1)
+
+        # an incremental run on an existing table: the new rows are read from a detached version,
+        # and the indexes that miss them are rebuilt inside the publish
+        before = _dataset(root, schema, "growing").version
+        run_dbt(["run", "--select", "growing", "--vars", "{round: 2}"])
+        growing = _dataset(root, schema, "growing")
+        assert growing.count_rows() == 340
+        for name in ("embedding_ivf_flat", "id_btree"):
+            stats = growing.stats.index_stats(name)
+            assert (stats["num_indexed_rows"], stats["num_unindexed_rows"]) == (340, 0), name
+        found = growing.to_table(
+            nearest={"column": "embedding", "q": _expected_embedding(333), "k": 1}, columns=["id"]
+        )
+        assert found.column("id").to_pylist() == [333]
+        _indexes_arrive_with_rows(root, [schema, "growing"], before + 1)
+        on_disk, referenced = _index_dirs(growing)
+        assert referenced <= on_disk
+
+    def test_failed_run_publishes_neither_rows_nor_indexes(self, project, dbt_profile_target) -> None:
+        root, schema = dbt_profile_target["root"], project.test_schema
+        run_dbt(["run", "--exclude", "broken"])
+        documents = _dataset(root, schema, "documents")
+        before_version, before_dirs = documents.version, _index_dirs(documents)[0]
+        run_dbt(["run", "--select", "documents", "broken"], expect_pass=False)
+        documents = _dataset(root, schema, "documents")
+        assert documents.version == before_version
+        assert _index_dirs(documents)[0] == before_dirs  # the failed run's index files are gone
+        assert documents.count_rows() == 300

@@ -8,10 +8,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from dbt.adapters.lancens.commits.landing import land
+from dbt.adapters.lancens.commits.staging import RunPublisher
 from dbt.adapters.lancens.materializations.index_config import parse_indexes
 from dbt.adapters.lancens.materializations.indexes import RECORD_KEY, apply_indexes, recorded
 from dbt.adapters.lancens.metadata import catalog
-from dbt.adapters.lancens.namespace import DirectoryNamespace
+from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
+from dbt.adapters.lancens.namespace.storage import Storage
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
 
 DIMENSION = 8
@@ -226,3 +229,72 @@ def test_under_table_version_management_every_index_commit_is_a_managed_version(
     assert latest.version == ds.version
     assert latest.metadata.get("dbt_invocation_id") == "second-run"  # the optimize commit's row
     assert latest.manifest_path.endswith(".manifest")
+
+
+def _staged_write(ns: DirectoryNamespace, publisher: RunPublisher, table: list[str], data: pa.Table) -> int:
+    """Stage `data` as the run's version of `table`, as a model build of an atomic run does."""
+    try:
+        info = ns.describe_table(table)
+        location, read_version = info.location, info.version
+    except errors.TableNotFoundError:
+        location, read_version = ns.table_location(table), None
+    options = ns.storage_options or None
+    fragments = lance.fragment.write_fragments(data, location, storage_options=options)
+    operation = (
+        lance.LanceOperation.Append(fragments)
+        if read_version is not None
+        else lance.LanceOperation.Overwrite(data.schema, fragments)
+    )
+    return land(ns, table, operation, read_version, WHO, location=location, staging=publisher)
+
+
+def test_staged_indexes_are_published_with_the_rows(namespace: DirectoryNamespace) -> None:
+    """Atomic publish: the indexes are built on the run's readable copy of its staged rows (a scratch
+    dataset for a new table, a detached version for an existing one), staged on top of the rows, and
+    become visible in the same publish; discarded, neither rows nor index files stay."""
+    namespace.alter_namespace_properties([], {TVM_KEY: "true"})
+    table, specs = ["docs", "documents"], parse_indexes(CONFIG)
+    publisher = RunPublisher.start(namespace, "run-1")
+    assert _staged_write(namespace, publisher, table, documents(0, 300)) == 1
+    outcome = apply_indexes(namespace, table, specs, WHO, staging=publisher)
+    assert sorted(outcome.built) == sorted(TYPES) and outcome.version == 3
+    assert not namespace.table_exists(table)  # nothing visible before the publish
+    assert namespace.publish(publisher.staged_commits()) == {("docs", "documents"): 3}
+    ds = dataset(namespace, table)
+    assert index_types(ds) == TYPES and set(recorded(ds)) == set(TYPES)
+    for name in TYPES:
+        assert ds.stats.index_stats(name)["num_unindexed_rows"] == 0, name
+    assert nearest(ds, documents(0, 300)["embedding"][123].as_py()) == 123
+    assert ds.to_table(full_text_query="lance", columns=["id"])["id"].to_pylist()
+
+    # the next run appends: the indexes missing the new rows are rebuilt inside its publish
+    publisher = RunPublisher.start(namespace, "run-2")
+    assert _staged_write(namespace, publisher, table, documents(300, 300)) == 4
+    outcome = apply_indexes(namespace, table, specs, WHO, staging=publisher)
+    assert sorted(outcome.built) == sorted(TYPES) and outcome.optimized == [] and outcome.version == 5
+    assert dataset(namespace, table).version == 3
+    namespace.publish(publisher.staged_commits())
+    ds = dataset(namespace, table)
+    assert ds.version == 5 and ds.count_rows() == 600
+    for name in TYPES:
+        assert ds.stats.index_stats(name)["num_indexed_rows"] == 600, name
+    assert nearest(ds, documents(300, 300)["embedding"][150].as_py()) == 450
+
+
+def test_a_discarded_run_leaves_no_index_files(namespace: DirectoryNamespace) -> None:
+    namespace.alter_namespace_properties([], {TVM_KEY: "true"})
+    table = ["docs", "documents"]
+    namespace.create_table(table, documents(0, 300))
+    storage = Storage(namespace.root, namespace.storage_options)
+    indices = f"{namespace.describe_table(table).location}/_indices"
+    publisher = RunPublisher.start(namespace, "run-1")
+    _staged_write(namespace, publisher, table, documents(300, 10))
+    apply_indexes(namespace, table, parse_indexes(CONFIG[2:4]), WHO, staging=publisher)
+    written = publisher.writes[tuple(table)]
+    assert len(written.chain) == 3 and len(written.unpublished_garbage) == 2
+    assert len(storage.names(indices)) == 2  # built, staged, not visible
+    for path in (*written.garbage, *written.unpublished_garbage):
+        storage.rm_tree(path)
+    assert storage.names(indices) == []
+    ds = dataset(namespace, table)
+    assert ds.version == 1 and ds.describe_indices() == [] and ds.count_rows() == 300

@@ -2,9 +2,10 @@
 
 `begin` (the adapter's on-run-start hook) gives the runtime a `RunPublisher`, so the run's writes
 stage instead of committing (`staging.py`); `finish` (its on-run-end hook) publishes every staged
-version of the run in ONE `__manifest` commit (the engine's BatchCreateTableVersions) when the run
-succeeded, and discards them when any node failed. A run that dies before its end publishes
-nothing: staged versions have no row, and the engine never reports them.
+version of the run (each table's write and the index versions staged on top of it) in ONE
+`__manifest` commit (the engine's BatchCreateTableVersions) when the run succeeded, and discards
+them when any node failed. A run that dies before its end publishes nothing: staged versions have
+no row, and the engine never reports them.
 
 Inside the run, the Spark catalog entry of a staged table reads its staged content (the runtime's
 `refresh_table`), so downstream models see their upstream's new rows while every other reader sees
@@ -39,7 +40,7 @@ def finish(runtime: LancensRuntime, statuses: list[str]) -> dict[tuple[str, ...]
         _cleanup(runtime, publisher, published=False)
         return {}
     try:
-        published = runtime.namespace.publish([w.staged for w in publisher.writes.values()])
+        published = runtime.namespace.publish(publisher.staged_commits())
     except BaseException:
         _cleanup(runtime, publisher, published=False)
         raise
@@ -54,8 +55,10 @@ def _cleanup(runtime: LancensRuntime, publisher: RunPublisher, published: bool) 
     storage = Storage(namespace.root, namespace.storage_options)
     for table_id, written in publisher.writes.items():
         garbage = list(written.garbage)
-        if not published and written.staged.table_row is not None:
-            garbage.append(written.staged.location)  # a new table's directory: nobody else knows it
+        if not published:
+            garbage.extend(written.unpublished_garbage)
+            if written.first.table_row is not None:
+                garbage.append(written.first.location)  # a new table's directory: nobody else knows it
         for path in garbage:
             if storage.exists(path):
                 storage.rm(path, recursive=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import lance
 
@@ -39,11 +39,17 @@ class ReadTarget:
 
 @dataclass(frozen=True)
 class StagedWrite:
-    """One staged version, where the run reads it, and the files to delete once published or discarded."""
+    """The run's staged versions of one table (its write, then what must become visible with it:
+    the indexes built on the new rows), where the run reads them, and the files to delete."""
 
-    staged: StagedCommit
+    chain: tuple[StagedCommit, ...]
     read: ReadTarget
-    garbage: list[str] = field(default_factory=list)
+    garbage: tuple[str, ...] = ()  # deleted once published or discarded
+    unpublished_garbage: tuple[str, ...] = ()  # deleted only when the run publishes nothing
+
+    @property
+    def first(self) -> StagedCommit:
+        return self.chain[0]
 
 
 @dataclass
@@ -90,7 +96,47 @@ class RunPublisher:
         )
         with self.lock:
             self.writes[tuple(table_id)] = written
-        return written.staged.version
+        return written.first.version
+
+    def stage_next(
+        self,
+        namespace: DirectoryNamespace,
+        table_id: Sequence[str],
+        operation: lance.LanceOperation.BaseOperation,
+        properties: dict[str, str],
+        files: Sequence[str] = (),
+    ) -> int:
+        """Stage `operation` on top of the run's last staged version of the table, published with
+        it (an index of the new rows). `files`: what the operation's transaction references that
+        was written for it (index files), removed if the run publishes nothing. Returns the version."""
+        key = tuple(table_id)
+        with self.lock:
+            written = self.writes[key]
+        staged = namespace.stage_next_commit(written.chain[-1], operation, properties)
+        with self.lock:
+            self.writes[key] = replace(
+                written, chain=(*written.chain, staged), garbage=(*written.garbage, staged.manifest_path)
+            )
+        self.discard_unpublished(key, files)
+        return staged.version
+
+    def staged_tip(self, table_id: Sequence[str]) -> StagedCommit | None:
+        """The run's last staged version of the table, or None when it staged nothing for it."""
+        with self.lock:
+            written = self.writes.get(tuple(table_id))
+        return written.chain[-1] if written is not None else None
+
+    def discard_unpublished(self, table_id: Sequence[str], files: Sequence[str]) -> None:
+        """Remove `files` (written for the table's staged versions) if the run publishes nothing."""
+        key = tuple(table_id)
+        with self.lock:
+            written = self.writes[key]
+            self.writes[key] = replace(written, unpublished_garbage=(*written.unpublished_garbage, *files))
+
+    def staged_commits(self) -> list[StagedCommit]:
+        """Every staged version of the run, each table's in order (what `publish` takes)."""
+        with self.lock:
+            return [commit for written in self.writes.values() for commit in written.chain]
 
 
 def _stage(
@@ -124,11 +170,12 @@ def _stage(
             storage_options=options,
         )
         manifest = f"{location.rstrip('/')}/_versions/d{detached.version}.manifest"
-        return StagedWrite(staged, ReadTarget(location, detached.version), [manifest, staged.manifest_path])
+        read = ReadTarget(location, detached.version)
+        return StagedWrite((staged,), read, (manifest, staged.manifest_path))
     copy = f"{scratch.rstrip('/')}/{staged.location.rstrip('/').rsplit('/', 1)[-1]}"
     storage = Storage(namespace.root, namespace.storage_options)
     for fragment in getattr(operation, "fragments", []):
         for data_file in fragment.data_files():
             storage.copy(f"{location.rstrip('/')}/data/{data_file.path}", f"{copy}/data/{data_file.path}")
     lance.LanceDataset.commit(copy, operation, storage_options=options)
-    return StagedWrite(staged, ReadTarget(copy, None), [copy, staged.manifest_path])
+    return StagedWrite((staged,), ReadTarget(copy, None), (copy, staged.manifest_path))

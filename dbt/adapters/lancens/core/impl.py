@@ -223,15 +223,11 @@ class LancensAdapter(SparkAdapter):
     ) -> str:
         """After a build: make the table's Lance indexes match its `indexes` config (index_run.py).
 
-        In an atomic-publish run the table's new version is staged, so its indexes are built right
-        after the run publishes it (`lancens_end_atomic_publish`); returns what changed, for the log."""
-        runtime = self.runtime
+        In an atomic-publish run they are staged with the table's new version and published with it;
+        returns what changed, for the log."""
         table, properties = relation.table_id, _provenance(provenance)
         with self.connections.exception_handler(f"indexes of {relation}"):
-            if runtime.publisher is not None:
-                self._defer(table, lambda: index_run.build_indexes(self.runtime, table, indexes, properties))
-                return "built once the run publishes" if indexes else ""
-            outcome = index_run.build_indexes(runtime, table, indexes, properties)
+            outcome = index_run.build_indexes(self.runtime, table, indexes, properties)
         return "" if outcome is None else outcome.summary()
 
     @available

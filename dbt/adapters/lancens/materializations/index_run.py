@@ -2,7 +2,8 @@
 
 A model, seed or snapshot build calls `vector_frame` on its result before writing it (a column a
 vector index names becomes `fixed_size_list<float32, N>`) and `build_indexes` once its version is
-committed (`indexes.apply_indexes`: one CreateIndex commit, index optimisation for added rows).
+written (`indexes.apply_indexes`: one CreateIndex commit, index optimisation for added rows; staged
+with the rows in an atomic-publish run).
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import DataFrame
 
+from dbt.adapters.lancens.commits.staging import RunPublisher
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import vectors
+from dbt.adapters.lancens.materializations.index_commits import index_commits
 from dbt.adapters.lancens.materializations.index_config import parse_indexes, vector_columns
 from dbt.adapters.lancens.materializations.indexes import IndexOutcome, apply_indexes, recorded
 from dbt.adapters.lancens.metadata.engine_dataset import latest
@@ -48,16 +51,19 @@ def _schema(runtime: LancensRuntime, table_id: list[str]) -> pa.Schema | None:
 def build_indexes(
     runtime: LancensRuntime, table_id: list[str], raw_indexes: Any, properties: dict[str, str]
 ) -> IndexOutcome | None:
-    """Make the table's indexes match its config. None when there is nothing to keep: no index is
-    configured and dbt never built one on this table."""
+    """Make the table's indexes match its config; in an atomic-publish run they are staged on top of
+    the run's version of the table and published with it. None when there is nothing to keep: no
+    index is configured and dbt never built one on this table."""
     specs = parse_indexes(raw_indexes)
-    if not specs and not _built_by_dbt(runtime, table_id):
+    staging = runtime.publisher
+    if not specs and not _built_by_dbt(runtime, table_id, staging):
         return None
-    outcome = apply_indexes(runtime.namespace, table_id, specs, properties)
+    outcome = apply_indexes(runtime.namespace, table_id, specs, properties, staging)
     if outcome.version is not None:
         runtime.refresh_table(table_id)
     return outcome
 
 
-def _built_by_dbt(runtime: LancensRuntime, table_id: list[str]) -> bool:
-    return runtime.namespace.table_exists(table_id) and bool(recorded(latest(runtime.namespace, table_id)))
+def _built_by_dbt(runtime: LancensRuntime, table_id: list[str], staging: RunPublisher | None) -> bool:
+    commits = index_commits(runtime.namespace, table_id, {}, staging)
+    return commits is not None and bool(recorded(commits.dataset))

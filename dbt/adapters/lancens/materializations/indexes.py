@@ -4,11 +4,13 @@ After a model, seed or snapshot build the table's latest version is compared wit
 
 * an index that is missing, or whose config changed since it was built, is built (a changed one
   replaces the old under the same name); indexes dbt built that the config no longer names are
-  dropped. All of them in ONE Lance `CreateIndex` commit through `commits.landing.land` (the one
-  function every commit goes through, to the engine): each index is built
-  uncommitted on every fragment (`create_index_uncommitted`), then committed together;
+  dropped. All of them in ONE Lance `CreateIndex` commit (`index_commits.py`: the table's next
+  version through `commits.landing.land`, or staged with the run's rows in an atomic-publish run):
+  each index is built uncommitted on every fragment (`create_index_uncommitted`), then committed
+  together;
 * an index kept as it was but not covering every row (an incremental run or a merge added
-  fragments) is optimised: Lance adds the new rows to it (`optimize_indices`), without retraining;
+  fragments) is optimised: Lance adds the new rows to it (`optimize_indices`), without retraining.
+  In an atomic-publish run it is rebuilt instead (Lance's optimisation commits by itself);
 * what dbt built is recorded in the table metadata (`lancens.indexes`: name -> the config it was
   built from), so a later run knows which indexes are its own and whether their config changed.
   Indexes made by other tools are left alone unless the config names them.
@@ -30,9 +32,9 @@ import lance
 import pyarrow as pa
 from lance.dataset import Index
 
-from dbt.adapters.lancens.commits.landing import land
+from dbt.adapters.lancens.commits.staging import RunPublisher
+from dbt.adapters.lancens.materializations.index_commits import index_commits
 from dbt.adapters.lancens.materializations.index_config import IndexSpec
-from dbt.adapters.lancens.metadata.engine_dataset import latest, open_for_commits
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 
 RECORD_KEY = "lancens.indexes"
@@ -115,26 +117,33 @@ def apply_indexes(
     table_id: Sequence[str],
     specs: Sequence[IndexSpec],
     properties: dict[str, str],
+    staging: RunPublisher | None = None,
 ) -> IndexOutcome:
-    """Make the table's indexes match `specs`; at most one commit per kind of change."""
-    table = list(table_id)
-    dataset = latest(namespace, table)
+    """Make the table's indexes match `specs`; at most one version per kind of change.
+
+    `staging`: the atomic-publish run, whose staged version of the table gets the changes staged on
+    top of it (`index_commits.StagedIndexCommits`); else they are the table's next versions."""
+    commits = index_commits(namespace, table_id, properties, staging)
+    if commits is None:
+        raise ValueError(f"indexes: {'.'.join(table_id)} is not a table")
+    dataset = commits.dataset
     plan = plan_indexes(dataset, specs)
+    if plan.optimize and not commits.optimizes:
+        by_name = {spec.name: spec for spec in specs}
+        plan.build.extend(by_name[name] for name in plan.optimize)
+        plan.optimize = []
     version: int | None = None
     if plan.build or plan.drop:
-        new = [_build_uncommitted(dataset, spec) for spec in plan.build]
+        adopted = [commits.adopt(_build_uncommitted(dataset, spec)) for spec in plan.build]
         replaced = [*(spec.name for spec in plan.build), *plan.drop]
         removed = [segment for name in replaced for segment in _segments(dataset, name)]
-        operation = lance.LanceOperation.CreateIndex(new, removed)
-        version = land(namespace, table, operation, dataset.version, properties)
+        operation = lance.LanceOperation.CreateIndex([index for index, _ in adopted], removed)
+        version = commits.commit(operation, [path for _, files in adopted for path in files])
     if plan.optimize:
-        committing = open_for_commits(namespace, table, properties)
-        committing.optimize.optimize_indices(index_names=plan.optimize)
-        version = latest(namespace, table).version
+        version = commits.optimize(plan.optimize)
     if plan.record is not None:
-        version = namespace.update_table_metadata(
-            table, {RECORD_KEY: json.dumps(plan.record, sort_keys=True)}
-        )
+        record = lance.LanceOperation.UpdateMap({RECORD_KEY: json.dumps(plan.record, sort_keys=True)})
+        version = commits.commit(lance.LanceOperation.UpdateConfig(table_metadata_updates=record))
     return IndexOutcome([s.name for s in plan.build], plan.drop, plan.optimize, plan.waiting, version)
 
 

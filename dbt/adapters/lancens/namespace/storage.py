@@ -118,6 +118,15 @@ class Storage:
             if not self.exists(path):
                 return
 
+    def files_below(self, path: str) -> list[str]:
+        """Every file under the directory ``path``, as paths relative to it (none: [])."""
+        base = self._path(path).rstrip("/")
+        try:
+            found = self.fs.find(base, withdirs=False)
+        except FileNotFoundError:
+            return []
+        return [str(name)[len(base) :].lstrip("/") for name in found]
+
     def has_files(self, path: str) -> bool:
         """True when ``path`` is a directory holding at least one file (object-store prefix semantics)."""
         target = self._path(path)
