@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shutil
 
 import lance
 import lance.namespace as native_ns
@@ -123,3 +124,29 @@ def test_native_sees_renamed_root_table(tmp_path):
     assert theirs.list_tables(lns.ListTablesRequest(id=[])).tables == ["u"]
     location = theirs.describe_table(lns.DescribeTableRequest(id=["u"])).location
     assert lance.dataset(location).count_rows() == 3
+
+
+def test_native_reads_a_chain_published_with_its_index(tmp_path):
+    """A staged write and the index staged on top of it (an atomic dbt run), published in one
+    commit: native pylance lists both versions and opens the latest with its index."""
+    ours = DirectoryNamespace(str(tmp_path))
+    ours.alter_namespace_properties([], {"table_version_management": "true"})
+    data = pa.table({"id": pa.array(range(100), pa.int64())})
+    location = ours.table_location(["t"])
+    operation = lance.LanceOperation.Overwrite(data.schema, lance.fragment.write_fragments(data, location))
+    rows = ours.stage_table_commit(["t"], operation, None, location=location)
+    shutil.copytree(f"{location}/data", tmp_path / "copy" / "data")  # the run's readable copy
+    copy = lance.LanceDataset.commit(str(tmp_path / "copy"), operation)
+    index = copy.create_index_uncommitted("id", "BTREE", name="id_idx", fragment_ids=[0], replace=True)
+    shutil.copytree(tmp_path / "copy" / "_indices" / index.uuid, f"{location}/_indices/{index.uuid}")
+    indexed = ours.stage_next_commit(rows, lance.LanceOperation.CreateIndex([index], []))
+    assert ours.publish([rows, indexed]) == {("t",): 2}
+
+    theirs = native(tmp_path)
+    assert theirs.list_tables(lns.ListTablesRequest(id=[])).tables == ["t"]
+    versions = theirs.list_table_versions(lns.ListTableVersionsRequest(id=["t"])).versions
+    assert sorted(v.version for v in versions) == [1, 2]
+    described = theirs.describe_table(lns.DescribeTableRequest(id=["t"]))
+    table = lance.dataset(described.location)
+    assert table.version == 2 and [i.name for i in table.describe_indices()] == ["id_idx"]
+    assert table.to_table(filter="id = 42")["id"].to_pylist() == [42]
