@@ -59,3 +59,29 @@ def test_refresh_forgets_dropped_and_declared_only_tables(runtime: LancensRuntim
 def test_a_database_no_namespace_maps_to_keeps_sparks_own_error(runtime: LancensRuntime) -> None:
     with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND"):
         runtime.sql("SELECT * FROM `_odd_`.t")
+
+
+def test_a_write_that_keeps_location_and_schema_keeps_the_catalog_entry(runtime: LancensRuntime) -> None:
+    """Re-creating the entry after every write is a DROP, a CREATE and a schema worker; the entry
+    reads the latest version at planning, so it is kept until the schema or location changes."""
+    namespace, spark, table = runtime.namespace, runtime.spark, ["shop", "orders"]
+    runtime.refresh_table(table)
+    statements: list[str] = []
+    run_sql = runtime.catalog._sql
+    runtime.catalog._sql = lambda statement: statements.append(statement) or run_sql(statement)  # type: ignore[method-assign]
+
+    location = namespace.describe_table(table).location
+    lance.write_dataset(pa.table({"id": [4], "amount": [4.5]}), location, mode="append")
+    runtime.refresh_table(table)
+    assert statements == []  # kept, and still reads the new rows
+    assert runtime.sql("SELECT count(*) AS n FROM shop.orders").first().n == 4
+
+    lance.write_dataset(pa.table({"id": [5], "note": ["new"]}), location, mode="overwrite")
+    runtime.refresh_table(table)
+    assert any(s.startswith("CREATE TABLE") for s in statements)  # a new schema: a new entry
+    assert [tuple(r) for r in runtime.sql("SELECT * FROM shop.orders").collect()] == [(5, "new")]
+
+    statements.clear()
+    spark.sql("DROP TABLE shop.orders")  # behind the catalog's back
+    runtime.refresh_table(table)
+    assert any(s.startswith("CREATE TABLE") for s in statements) and spark.catalog.tableExists("shop.orders")

@@ -164,6 +164,7 @@ class LancensRuntime:
                         self.namespace.storage_options,
                         hook.HOOK,
                         lambda table_id: hook.hook_args(self.namespace, list(table_id), {}),
+                        reuse=not self.is_remote,
                     )
         return self._catalog
 
@@ -318,7 +319,7 @@ class LancensRuntime:
             if info is None or info.declared_only:
                 self.catalog.forget(table_id)
             else:
-                self.catalog.register_table(table_id, info.location)
+                self.catalog.register_table(table_id, info.location, schema=info.schema)
 
 
 def _quiet_query_context_loggers() -> None:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
+import pyarrow as pa
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
@@ -22,8 +24,24 @@ from dbt.adapters.lancens.core.names import database_name, qualified_name, quote
 from dbt.adapters.lancens.spark.datasource import register_bound_source
 
 
+@dataclass(frozen=True)
+class _Registration:
+    """What a table's catalog entry reads: its location, a pinned version, the Lance schema."""
+
+    location: str
+    version: int | None
+    schema: pa.Schema
+
+
 class SessionCatalog:
-    """Creates and drops databases, tables and views in one SparkSession's catalog."""
+    """Creates and drops databases, tables and views in one SparkSession's catalog.
+
+    `reuse`: keep a table's entry when a refresh would create the same one again. The bound source
+    resolves the latest version when a query is planned, so after a write that kept the table's
+    location and schema the entry already reads the new rows; re-creating it costs a DROP, a
+    CREATE and a Python worker that infers the schema (profile line P12 in docs/benchmarks.md:
+    a fifth of a small model's build). Off for a Spark Connect server, whose catalog other
+    sessions change behind this one's back."""
 
     def __init__(
         self,
@@ -32,23 +50,43 @@ class SessionCatalog:
         storage_options: dict[str, str],
         commit_hook: str,
         commit_hook_args: Callable[[Sequence[str]], dict[str, object]],
+        reuse: bool = True,
     ) -> None:
         self._spark = spark
         self._sql = sql
         self._storage_options = json.dumps(storage_options, sort_keys=True)
         self._commit_hook = commit_hook
         self._commit_hook_args = commit_hook_args
+        self._reuse = reuse
+        self._tables: dict[tuple[str, ...], _Registration] = {}
 
     def ensure_database(self, namespace_id: Sequence[str]) -> None:
         self._sql(f"CREATE DATABASE IF NOT EXISTS {quote(database_name(namespace_id))}")
 
     def drop_database(self, namespace_id: Sequence[str]) -> None:
+        prefix = tuple(namespace_id)
+        for key in [key for key in self._tables if key[: len(prefix)] == prefix]:
+            del self._tables[key]
         self._sql(f"DROP DATABASE IF EXISTS {quote(database_name(namespace_id))} CASCADE")
 
-    def register_table(self, table_id: Sequence[str], location: str, version: int | None = None) -> bool:
+    def register_table(
+        self,
+        table_id: Sequence[str],
+        location: str,
+        version: int | None = None,
+        schema: pa.Schema | None = None,
+    ) -> bool:
         """(Re)create the table reading `location` (at `version`, else the latest); False when the
         location holds no Lance table yet. Only a table read at its latest version takes INSERTs
-        through the engine: a pinned version is a staged one, which the run publishes itself."""
+        through the engine: a pinned version is a staged one, which the run publishes itself.
+
+        `schema`: the table's Lance schema; an entry this catalog made for the same location,
+        version and schema, still in Spark's catalog, is kept (see `reuse`)."""
+        key = tuple(table_id)
+        registration = _Registration(location, version, schema) if schema is not None else None
+        if registration is not None and self._reuse and self._tables.get(key) == registration:
+            if self._spark.catalog.tableExists(qualified_name(table_id)):
+                return True
         options = {"path": location, "storage_options": self._storage_options}
         if version is None:
             options["commit_hook"] = self._commit_hook
@@ -64,15 +102,19 @@ class SessionCatalog:
             if "not found" in str(exc).lower():
                 return False
             raise
+        if registration is not None:
+            self._tables[key] = registration
         return True
 
     def register_view(self, view_id: Sequence[str], view_sql: str) -> None:
         """(Re)create an engine view; relations its SQL reads are registered by the runtime's `sql`."""
         self.ensure_database(view_id[:-1])
+        self._tables.pop(tuple(view_id), None)
         self._sql(f"CREATE OR REPLACE VIEW {qualified_name(view_id)} AS {view_sql}")
 
     def forget(self, object_id: Sequence[str]) -> None:
         """Remove a table or view from Spark's catalog (its Lance data is untouched)."""
+        self._tables.pop(tuple(object_id), None)
         name = qualified_name(object_id)
         catalog = self._spark.catalog
         if not catalog.databaseExists(database_name(object_id[:-1])) or not catalog.tableExists(name):
