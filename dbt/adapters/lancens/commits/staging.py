@@ -120,6 +120,20 @@ class RunPublisher:
         self.discard_unpublished(key, files)
         return staged.version
 
+    def staged_dataset(
+        self, namespace: DirectoryNamespace, table_id: Sequence[str]
+    ) -> lance.LanceDataset | None:
+        """The run's staged content of the table, opened where the run reads it (None: not staged)."""
+        target = self.read_target(table_id)
+        if target is None:
+            return None
+        return lance.dataset(
+            target.path,
+            version=target.version,
+            storage_options=namespace.storage_options or None,
+            session=namespace.lance_session,
+        )
+
     def staged_tip(self, table_id: Sequence[str]) -> StagedCommit | None:
         """The run's last staged version of the table, or None when it staged nothing for it."""
         with self.lock:

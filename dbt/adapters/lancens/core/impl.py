@@ -490,17 +490,10 @@ class LancensAdapter(SparkAdapter):
         return report.summary()
 
     @available
-    def begin_atomic_publish(
-        self, requested_by_var: Any, invocation_id: str, documented: list[str] | None = None
-    ) -> bool:
-        """on-run-start: stage this run's writes when the profile or the project var asks for it.
-
-        `documented` are the selected table nodes with persist_docs, which an atomic run refuses
-        before anything is written (docs.refuse_atomic_persist_docs says why)."""
+    def begin_atomic_publish(self, requested_by_var: Any, invocation_id: str) -> bool:
+        """on-run-start: stage this run's writes when the profile or the project var asks for it."""
         by_var = str(requested_by_var).lower() in ("true", "1", "yes")
         enabled = self.config.credentials.atomic_publish or by_var
-        if enabled:
-            docs.refuse_atomic_persist_docs(documented or [])
         with self._hook_connection(), self.connections.exception_handler("begin atomic publish"):
             if enabled:
                 publish.begin(self.runtime, invocation_id)

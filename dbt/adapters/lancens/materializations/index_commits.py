@@ -100,21 +100,16 @@ class StagedIndexCommits:
         self._publisher = publisher
         self._table = list(table_id)
         self._properties = properties
-        tip = publisher.staged_tip(table_id)
-        target = publisher.read_target(table_id)
-        if tip is None or target is None:
+        tip, target = publisher.staged_tip(table_id), publisher.read_target(table_id)
+        staged = publisher.staged_dataset(namespace, table_id)
+        if tip is None or target is None or staged is None:
             self.dataset = latest(namespace, self._table)
             self._location = namespace.describe_table(self._table).location.rstrip("/")
             self._read_path, self._version = self._location, self.dataset.version
             return
+        self.dataset = staged
         self._location = tip.location.rstrip("/")
         self._read_path, self._version = target.path.rstrip("/"), tip.version
-        self.dataset = lance.dataset(
-            target.path,
-            version=target.version,
-            storage_options=namespace.storage_options or None,
-            session=namespace.lance_session,
-        )
 
     def adopt(self, index: Index) -> tuple[Index, list[str]]:
         """A new table's staged rows are read from a scratch copy, where its index was built: copy

@@ -2,7 +2,8 @@
 
 Tables: the model description is Lance table metadata `comment`, column descriptions are Lance field
 metadata `comment` (the key Spark and Hive use for comments), all in ONE commit through the engine
-(`update_table_metadata`), made only when something changed. Views have no Lance table: their
+(`update_table_metadata`), made only when something changed; in an atomic-publish run it is staged
+on top of the run's version of the table and published with it. Views have no Lance table: their
 descriptions go into the view's properties (`comment`, `column.<name>.comment`). Schemas: namespace
 property `comment`. The catalog (catalog.py) reads all of these back.
 """
@@ -12,11 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dbt_common.exceptions import DbtRuntimeError
-
 from dbt.adapters.lancens.core.relation import LancensRelation
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.namespace import errors
+from dbt.adapters.lancens.namespace.table_ops import metadata_update
 
 COMMENT_KEY = "comment"
 _VIEW_COLUMN_PREFIX = "column."
@@ -74,21 +74,33 @@ def _physical_name(name: str, quoted: bool, physical_columns: list[str]) -> str 
 def _persist_table(
     runtime: LancensRuntime, relation: LancensRelation, comment: Any, columns: dict[str, str | None]
 ) -> bool:
-    namespace = runtime.namespace
-    info = namespace.describe_table(relation.table_id)
-    if info.declared_only or info.schema is None:
-        return False
+    """One `UpdateConfig` version with what changed: committed, or in an atomic-publish run staged
+    on top of the run's version of the table, so the descriptions are published with its rows."""
+    namespace, table = runtime.namespace, relation.table_id
+    staging = runtime.publisher
+    staged = staging.staged_dataset(namespace, table) if staging is not None else None
+    if staged is not None:
+        schema, current_comment = staged.schema, staged.metadata.get(COMMENT_KEY)
+    else:
+        info = namespace.describe_table(table)
+        if info.declared_only or info.schema is None:
+            return False
+        schema, current_comment = info.schema, info.properties.get(COMMENT_KEY)
     table_metadata = {}
-    if comment is not _UNCHANGED and info.properties.get(COMMENT_KEY) != comment:
+    if comment is not _UNCHANGED and current_comment != comment:
         table_metadata[COMMENT_KEY] = comment
     field_metadata = {}
     for name, text in columns.items():
-        current = (info.schema.field(name).metadata or {}).get(COMMENT_KEY.encode())
+        current = (schema.field(name).metadata or {}).get(COMMENT_KEY.encode())
         if (current.decode() if current else None) != text:
             field_metadata[name] = {COMMENT_KEY: text}
     if not table_metadata and not field_metadata:
         return False
-    namespace.update_table_metadata(relation.table_id, table_metadata or None, field_metadata or None)
+    if staging is not None and staged is not None:
+        operation = metadata_update(staged, table_metadata or None, field_metadata or None, str(relation))
+        staging.stage_next(namespace, table, operation, {})
+    else:
+        namespace.update_table_metadata(table, table_metadata or None, field_metadata or None)
     return True
 
 
@@ -126,21 +138,3 @@ def persist_schema_docs(runtime: LancensRuntime, namespace_id: list[str], descri
         runtime.namespace.alter_namespace_properties(namespace_id, {COMMENT_KEY: description})
     else:
         runtime.namespace.alter_namespace_properties(namespace_id, {}, [COMMENT_KEY])
-
-
-def refuse_atomic_persist_docs(documented: list[str]) -> None:
-    """An atomic-publish run cannot persist docs of the tables it builds: refuse it before it starts.
-
-    A run's table becomes visible as ONE staged version, published with all others at the end.
-    Lance writes descriptions as a version of their own (an `UpdateConfig` transaction: Lance has
-    no transaction that writes rows and table metadata together, and a new table has no version
-    to update before its first one), and the engine publishes one staged version per table. So
-    the descriptions could only be committed outside the run's publish, visible before its data,
-    or not at all; the run is refused instead, with nothing written."""
-    if documented:
-        raise DbtRuntimeError(
-            "dbt-lancens: atomic publish cannot persist docs of the tables a run builds (Lance "
-            "commits descriptions as a version of their own, which a run's one staged version per "
-            f"table cannot carry): {', '.join(documented)} set persist_docs. Build them in a run "
-            "without atomic publish, or without persist_docs in the atomic run. Nothing was written."
-        )

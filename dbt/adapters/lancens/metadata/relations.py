@@ -32,15 +32,24 @@ def list_relations(
 
 
 def columns_of(runtime: LancensRuntime, relation: LancensRelation) -> list[LancensColumn]:
-    """Columns in table order with Spark's type names; [] when the relation does not exist."""
+    """Columns in table order with Spark's type names; [] when the relation does not exist.
+
+    A table an atomic-publish run has staged reports its staged columns (what the run built), not
+    the published ones."""
     spark_view = relation.is_temporary_view or relation.type == RelationType.View
-    if spark_view or is_view(runtime, relation.table_id):
+    staging = runtime.publisher
+    staged = staging.staged_dataset(runtime.namespace, relation.table_id) if staging is not None else None
+    if staged is None and (spark_view or is_view(runtime, relation.table_id)):
         fields = [
             (f.name, f.dataType.simpleString()) for f in runtime.sql(f"SELECT * FROM {relation}").schema
         ]
     else:
         try:
-            schema = runtime.namespace.describe_table(relation.table_id).schema
+            schema = (
+                staged.schema
+                if staged is not None
+                else runtime.namespace.describe_table(relation.table_id).schema
+            )
         except errors.NamespaceError:
             return []
         fields = [(f.name, to_spark_type(f.type).simpleString()) for f in (schema or [])]

@@ -43,6 +43,29 @@ def _nullable_strings(values: Mapping[str, object | None]) -> dict[str, str | No
     return {str(key): None if value is None else str(value) for key, value in values.items()}
 
 
+def metadata_update(
+    dataset: lance.LanceDataset,
+    table_metadata: Mapping[str, str | None] | None,
+    field_metadata: Mapping[str, Mapping[str, str | None]] | None,
+    table_name: str,
+) -> lance.LanceOperation.UpdateConfig:
+    """The ``UpdateConfig`` transaction that changes ``dataset``'s table and field metadata (keys
+    merged, None removes one; fields by column name, dotted for nested ones; 13 for an unknown
+    column). Public so a caller staging it on a version of its own builds the same transaction."""
+    field_updates = {}
+    for name, values in (field_metadata or {}).items():
+        lance_field = dataset.lance_schema.field(name)
+        if lance_field is None:
+            raise errors.InvalidInputError(f"table {table_name} has no column {name!r}")
+        field_updates[lance_field.id()] = lance.LanceOperation.UpdateMap(_nullable_strings(values))
+    return lance.LanceOperation.UpdateConfig(
+        table_metadata_updates=(
+            lance.LanceOperation.UpdateMap(_nullable_strings(table_metadata)) if table_metadata else None
+        ),
+        field_metadata_updates=field_updates or None,
+    )
+
+
 def _version_row_ids(view: ManifestView, table_id: list[str]) -> list[str]:
     """The ``table_version`` rows of a table (deleted, dropped or renamed together with it)."""
     oid = ids.object_id(table_id)
@@ -330,18 +353,7 @@ class TableOps:
         if resolved.declared_only:
             raise errors.InvalidInputError(f"table {ids.display(resolved.id)} is declared only: no metadata")
         dataset = self._ctx.open_dataset(resolved.location)
-        field_updates = {}
-        for name, values in (field_metadata or {}).items():
-            lance_field = dataset.lance_schema.field(name)
-            if lance_field is None:
-                raise errors.InvalidInputError(f"table {ids.display(resolved.id)} has no column {name!r}")
-            field_updates[lance_field.id()] = lance.LanceOperation.UpdateMap(_nullable_strings(values))
-        operation = lance.LanceOperation.UpdateConfig(
-            table_metadata_updates=(
-                lance.LanceOperation.UpdateMap(_nullable_strings(table_metadata)) if table_metadata else None
-            ),
-            field_metadata_updates=field_updates or None,
-        )
+        operation = metadata_update(dataset, table_metadata, field_metadata, ids.display(resolved.id))
         request = commit.CommitRequest.of(resolved.id, operation, dataset.version, None, None)
         return commit.commit_table(self._versions, request)
 

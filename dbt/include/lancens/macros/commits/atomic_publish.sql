@@ -4,26 +4,8 @@
        on-run-end: ["{{ lancens_end_atomic_publish(results) }}"]
      Writes of the run are staged; at the end they are published together if no node failed. --#}
 {% macro lancens_begin_atomic_publish() %}
-  {%- do adapter.begin_atomic_publish(
-        var('lancens_atomic_publish', false), invocation_id, lancens_selected_tables_with_persist_docs()) -%}
+  {%- do adapter.begin_atomic_publish(var('lancens_atomic_publish', false), invocation_id) -%}
   {{ return('') }}
-{% endmacro %}
-
-{#-- The selected nodes that build Lance tables and persist docs: a staged version cannot carry the
-     descriptions (Lance writes them as a version of their own), so an atomic run refuses them. --#}
-{% macro lancens_selected_tables_with_persist_docs() %}
-  {%- set documented = [] -%}
-  {#-- dbt renders the hook once while parsing, without a graph: only look when it executes --#}
-  {%- for unique_id in (selected_resources if execute else []) -%}
-    {%- set node = graph.nodes.get(unique_id) -%}
-    {%- if node and node.config.materialized in ('table', 'incremental', 'seed', 'snapshot') -%}
-      {%- set persist_docs = node.config.get('persist_docs') or {} -%}
-      {%- if persist_docs.get('relation') or persist_docs.get('columns') -%}
-        {%- do documented.append(node.resource_type ~ ' ' ~ node.name) -%}
-      {%- endif -%}
-    {%- endif -%}
-  {%- endfor -%}
-  {{ return(documented) }}
 {% endmacro %}
 
 {% macro lancens_end_atomic_publish(results) %}
