@@ -119,7 +119,7 @@ class StagedIndexCommits:
         source = f"{self._read_path}/{INDICES_DIR}/{index.uuid}"
         if source != destination:
             storage = Storage(self._namespace.root, self._namespace.storage_options)
-            for relative in storage.files_below(source):
+            for relative in storage.files(source):
                 storage.copy(f"{source}/{relative}", f"{destination}/{relative}")
         return dataclasses.replace(index, dataset_version=self._version), [destination]
 

@@ -220,12 +220,15 @@ def _table_leftovers(
             _remove(storage, f"{location}/{VERSIONS_DIR}/{name}", entry, report)
         elif detached and name[1 : -len(".manifest")].isdigit():
             detached_kept.append(int(name[1 : -len(".manifest")]))
-    files = list(_files(storage, f"{location}/{DATA_DIR}"))
-    old = [entry for entry in files if _older_than(entry, grace)]
+    old = {
+        relative: entry
+        for relative, entry in storage.files(f"{location}/{DATA_DIR}").items()
+        if _older_than(entry, grace)
+    }
     if old:
         referenced = _referenced_data_files(namespace, table_id, location, detached_kept)
-        for entry in old:
-            if _relative(entry["name"], f"{location}/{DATA_DIR}") not in referenced:
+        for relative, entry in old.items():
+            if relative not in referenced:
                 _remove(storage, entry["name"], entry, report)
     return report
 
@@ -320,23 +323,6 @@ def manifest_history(namespace: DirectoryNamespace, grace: timedelta) -> Cleanup
 
 
 # -- file helpers --------------------------------------------------------------------------------------
-def _files(storage: Storage, path: str) -> Iterator[dict[str, Any]]:
-    """Every file under `path`, with its fsspec info (name: the store's own path, no scheme)."""
-    try:
-        found = storage.fs.find(path, detail=True)
-    except FileNotFoundError:
-        return
-    for name, info in found.items():
-        if info.get("type") != "directory":
-            yield {**info, "name": name}
-
-
-def _relative(name: str, directory: str) -> str:
-    """`name` (a store path without scheme) relative to `directory` (a URI or an absolute path)."""
-    prefix = directory.split("://", 1)[-1].rstrip("/") + "/"
-    return name[len(prefix) :] if name.startswith(prefix) else name
-
-
 def _modified(info: dict[str, Any]) -> float | None:
     """Seconds since the epoch a file was last written (local mtime, S3 LastModified)."""
     value = info.get("mtime") or info.get("LastModified") or info.get("last_modified")
@@ -352,14 +338,14 @@ def _older_than(info: dict[str, Any], grace: timedelta) -> bool:
 
 def _newest_older_than(storage: Storage, path: str, grace: timedelta) -> bool:
     """True when every file under `path` is older than `grace` (an empty directory counts as old)."""
-    return all(_older_than(info, grace) for info in _files(storage, path))
+    return all(_older_than(info, grace) for info in storage.files(path).values())
 
 
 def _remove(
     storage: Storage, path: str, info: dict[str, Any], report: CleanupReport, recursive: bool = False
 ) -> None:
     size = (
-        sum(int(f.get("size") or 0) for f in _files(storage, path))
+        sum(int(f.get("size") or 0) for f in storage.files(path).values())
         if recursive
         else int(info.get("size") or 0)
     )

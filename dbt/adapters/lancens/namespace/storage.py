@@ -118,14 +118,19 @@ class Storage:
             if not self.exists(path):
                 return
 
-    def files_below(self, path: str) -> list[str]:
-        """Every file under the directory ``path``, as paths relative to it (none: [])."""
+    def files(self, path: str) -> dict[str, dict[str, Any]]:
+        """Every file under the directory ``path``: its path relative to ``path`` -> its fsspec info
+        (``name``: the store's own path, without scheme). Empty when there is none."""
         base = self._path(path).rstrip("/")
         try:
-            found = self.fs.find(base, withdirs=False)
+            found = self.fs.find(base, withdirs=False, detail=True)
         except FileNotFoundError:
-            return []
-        return [str(name)[len(base) :].lstrip("/") for name in found]
+            return {}
+        return {
+            str(name)[len(base) :].lstrip("/"): {**info, "name": str(name)}
+            for name, info in found.items()
+            if info.get("type") != "directory"
+        }
 
     def has_files(self, path: str) -> bool:
         """True when ``path`` is a directory holding at least one file (object-store prefix semantics)."""
