@@ -338,7 +338,8 @@ def stage_next_commit(
         os.makedirs(versions)
         with open(os.path.join(versions, layout.manifest_name(prior.version)), "wb") as base:
             base.write(fs.read_bytes(prior.manifest_path))
-        _check_index_fragments(lance.dataset(work, version=prior.version), operation, prior)
+        if isinstance(operation, lance.LanceOperation.CreateIndex):
+            _check_index_fragments(lance.dataset(work, version=prior.version), operation, prior)
         transaction = lance.Transaction(prior.version, operation, transaction_properties=properties)
         version = int(lance.LanceDataset.commit(work, transaction).version)
         name = layout.manifest_name(version)
@@ -355,12 +356,10 @@ def stage_next_commit(
 
 
 def _check_index_fragments(
-    base: lance.LanceDataset, operation: lance.LanceOperation.BaseOperation, prior: StagedCommit
+    base: lance.LanceDataset, operation: lance.LanceOperation.CreateIndex, prior: StagedCommit
 ) -> None:
     """An index built elsewhere (on a readable copy of the staged version) must cover fragments
     the staged version has: an index of other fragment ids would answer for rows that are not there."""
-    if not isinstance(operation, lance.LanceOperation.CreateIndex):
-        return
     present = {fragment.fragment_id for fragment in base.get_fragments()}
     for index in operation.new_indices:
         covered = set(index.fragment_ids or ())
