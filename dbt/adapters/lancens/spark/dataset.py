@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from dbt.adapters.lancens.spark.options import LanceOptions
+from dbt.adapters.lancens.spark.worker_heap import freeze_imported_heap
 
 if TYPE_CHECKING:
     import lance
@@ -19,6 +20,7 @@ def open_dataset(options: LanceOptions, version: int | None = None) -> lance.Lan
     """The dataset at ``options.uri``: at ``version`` if given, else as the options' time travel says."""
     import lance
 
+    freeze_imported_heap()
     dataset = lance.dataset(
         options.uri,
         version=version if version is not None else options.version,
@@ -53,6 +55,7 @@ def try_open_latest(options: LanceOptions) -> lance.LanceDataset | None:
     """The latest version, or None when no table exists at the location yet (first write)."""
     import lance
 
+    freeze_imported_heap()
     try:
         return lance.dataset(options.uri, storage_options=options.storage_options)
     except ValueError as exc:

@@ -27,6 +27,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
 from dbt.adapters.lancens.spark.commit import commit_operation
 from dbt.adapters.lancens.spark.dataset import try_open_latest
+from dbt.adapters.lancens.spark.worker_heap import freeze_imported_heap
 from dbt.adapters.lancens.spark.options import LanceOptions
 from dbt.adapters.lancens.spark.types import conform
 
@@ -130,6 +131,7 @@ class LanceWriter(DataSourceArrowWriter):
         """Write this task's rows as new fragments (files only; not yet part of any version)."""
         from lance.fragment import write_fragments
 
+        freeze_imported_heap()
         upstream = _Upstream(iterator, self.schema)
         fragments = write_fragments(
             pa.RecordBatchReader.from_batches(self.schema, iter(upstream)),
