@@ -27,9 +27,9 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 
 from dbt.adapters.lancens.spark.commit import commit_operation
 from dbt.adapters.lancens.spark.dataset import try_open_latest
-from dbt.adapters.lancens.spark.worker_heap import freeze_imported_heap
 from dbt.adapters.lancens.spark.options import LanceOptions
 from dbt.adapters.lancens.spark.types import conform
+from dbt.adapters.lancens.spark.worker_heap import freeze_imported_heap
 
 log = logging.getLogger(__name__)
 # ``write_with_tasks``'s result: one row per fragment, Lance's JSON fragment metadata.
