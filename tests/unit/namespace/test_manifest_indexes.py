@@ -4,11 +4,15 @@ manifests, used for lookups in large manifests, and no obstacle to native pylanc
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
+import textwrap
 
 import lance
 import lance.namespace as native_ns
 import lance_namespace as lns
 import pyarrow as pa
+import pytest
 
 from dbt.adapters.lancens.namespace import maintenance
 from dbt.adapters.lancens.namespace.manifest import POINT_LOOKUP_ROWS
@@ -49,6 +53,62 @@ def test_indexes_stay_current_at_amortised_cost(tmp_path):
     views = manifest.to_table(filter="array_has_any(base_objects, ['n$t9'])")["object_id"].to_pylist()
     assert views == ["n$v9"]
     assert manifest.count_rows(filter="object_type = 'namespace'") == 1
+
+
+# Run in a child process: the failure these guard against aborts the interpreter.
+MANAGED_COMMITS = textwrap.dedent(
+    """
+    import sys
+    import threading
+
+    import lance
+    import pyarrow as pa
+
+    from dbt.adapters.lancens.namespace import DirectoryNamespace
+
+    root, commits, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    ns = DirectoryNamespace(root)
+    ns.alter_namespace_properties([], {"table_version_management": "true"})
+    ns.create_namespace(["n"])
+    ns.create_table(["n", "t"], pa.table({"id": [0]}))
+
+    def append(first):
+        for i in range(first, commits + 1, threads):
+            info = ns.describe_table(["n", "t"])
+            files = lance.fragment.write_fragments(pa.table({"id": [i]}), info.location)
+            ns.commit_table(["n", "t"], lance.LanceOperation.Append(files), read_version=info.version)
+
+    workers = [threading.Thread(target=append, args=(first,)) for first in range(1, threads + 1)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    """
+)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_managed_table_commits_survive_lance_calling_back_from_its_threads(tmp_path, threads):
+    """Under table version management Lance calls the engine back from its own native threads while
+    it commits a table version, and the engine calls Lance again (``__manifest`` reads, inserts and
+    upkeep). pylance aborted the process with a fatal GIL error at the first upkeep inside such a
+    callback (the 16th commit) and as soon as two threads committed at once; the callbacks now run
+    on Python threads. Appends from two threads are rebased by Lance: every row arrives."""
+    commits = 70  # past both upkeep thresholds: index optimisation, then compaction
+    done = subprocess.run(
+        [sys.executable, "-c", MANAGED_COMMITS, str(tmp_path), str(commits), str(threads)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    ns = make(str(tmp_path))
+    assert ns.describe_table_version(["n", "t"]).version == commits + 1
+    table = lance.dataset(ns.describe_table(["n", "t"]).location)
+    assert sorted(table.to_table()["id"].to_pylist()) == list(range(commits + 1))
+    manifest = _manifest(tmp_path)
+    assert max(maintenance.coverage(manifest).values()) < maintenance.UNINDEXED_FRAGMENTS
+    assert len(manifest.get_fragments()) < maintenance.COMPACT_AT_FRAGMENTS
 
 
 def test_indexes_are_created_on_a_native_manifest_and_native_still_reads_it(tmp_path):

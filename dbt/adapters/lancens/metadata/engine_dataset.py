@@ -11,15 +11,14 @@ spec's four steps (row, finalize, pointer), recording who made it, like every ot
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from typing import Any
 
 import lance
 from lance_namespace import LanceNamespace
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
-from dbt.adapters.lancens.namespace.commit import version_response
+from dbt.adapters.lancens.namespace.commit import in_python_thread, version_response
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
 
 VERSIONS_DIR = "_versions"
@@ -75,13 +74,13 @@ class _EngineVersions(LanceNamespace):
 
     # Lance calls the store with plain dicts (its Rust side), not lance_namespace's request models.
     def list_table_versions(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
-        return _in_python_thread(self._list, request)
+        return in_python_thread(self._list, request)
 
     def describe_table_version(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
-        return _in_python_thread(self._describe, request)
+        return in_python_thread(self._describe, request)
 
     def create_table_version(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
-        return _in_python_thread(self._create, request)
+        return in_python_thread(self._create, request)
 
     def _list(self, request: dict[str, Any]) -> dict[str, Any]:
         descending = bool(request.get("descending", False))
@@ -108,16 +107,3 @@ class _EngineVersions(LanceNamespace):
             metadata=self._properties,
         )
         return {"version": version_response(created)}
-
-
-def _in_python_thread(
-    call: Callable[[dict[str, Any]], dict[str, Any]], request: dict[str, Any]
-) -> dict[str, Any]:
-    """Run `call` on a Python thread of its own and wait for it.
-
-    Lance calls the store from its own native threads during some commits (compaction); the
-    engine then calls back into Lance, whose GIL release crashes the interpreter on such a thread
-    (pylance 14: "PyEval_SaveThread: ... the GIL is released"). A Python-created thread has a
-    proper thread state."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(call, request).result()

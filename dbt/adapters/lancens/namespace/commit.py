@@ -24,7 +24,8 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
@@ -113,14 +114,24 @@ class _VersionStore(LanceNamespace):
             return {}
         return self._manager._all_versions(table)
 
+    # Lance calls these from its own native threads while it commits: each runs on a Python thread.
     def list_table_versions(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        return in_python_thread(self._list, request)
+
+    def describe_table_version(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        return in_python_thread(self._describe, request)
+
+    def create_table_version(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        return in_python_thread(self._create_recording_error, request)
+
+    def _list(self, request: dict[str, Any]) -> dict[str, Any]:
         versions = sorted(self._known_versions().values(), key=lambda v: v.version, reverse=True)
         if not request.get("descending", False):
             versions.reverse()
         limit = request.get("limit")
         return {"versions": [version_response(v) for v in versions[:limit] if limit is None or limit > 0]}
 
-    def describe_table_version(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+    def _describe(self, request: dict[str, Any]) -> dict[str, Any]:
         versions = self._known_versions()
         wanted = request.get("version")
         if wanted is None and versions:
@@ -129,7 +140,7 @@ class _VersionStore(LanceNamespace):
             raise errors.TableVersionNotFoundError(f"{ids.display(self._table.id)} has no version {wanted}")
         return {"version": version_response(versions[wanted])}
 
-    def create_table_version(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+    def _create_recording_error(self, request: dict[str, Any]) -> dict[str, Any]:
         try:
             return self._create(request)
         except errors.NamespaceError as exc:
@@ -245,6 +256,21 @@ class _Committed:
     store: _VersionStore | None
     table: ResolvedTable
     table_row: Row | None
+
+
+def in_python_thread(
+    call: Callable[[dict[str, Any]], dict[str, Any]], request: dict[str, Any]
+) -> dict[str, Any]:
+    """Run `call` (a callback Lance makes into the engine) on a Python thread of its own and wait.
+
+    Lance calls its namespace client from its own native threads during a commit. The engine then
+    calls Lance again (reads and commits of `__manifest`), and pylance 14 aborts the interpreter with
+    a fatal GIL error ("PyEval_SaveThread: ... the GIL is released") when such a nested call is made
+    on a native thread: at the first `__manifest` upkeep inside a commit (about the 16th table
+    commit), or as soon as two threads of one process commit at once. A thread Python created has a
+    proper thread state."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(call, request).result()
 
 
 def _commit(manager: VersionManager, request: CommitRequest, stage_only: bool) -> _Committed:
