@@ -226,7 +226,7 @@ class LancensAdapter(SparkAdapter):
         In an atomic-publish run they are staged with the table's new version and published with it;
         returns what changed, for the log."""
         table, properties = relation.table_id, _provenance(provenance)
-        with self.connections.exception_handler(f"indexes of {relation}"):
+        with self.connections.exception_handler(f"indexes of {relation}"), self.runtime.writing(table):
             outcome = index_run.build_indexes(self.runtime, table, indexes, properties)
         return "" if outcome is None else outcome.summary()
 
@@ -245,7 +245,8 @@ class LancensAdapter(SparkAdapter):
                     lambda: maintenance_config.after_build(self.runtime.namespace, table, config, properties),
                 )
                 return "once the run publishes"
-            return maintenance_config.after_build(runtime.namespace, table, config, properties)
+            with runtime.writing(table):
+                return maintenance_config.after_build(runtime.namespace, table, config, properties)
 
     def _defer(self, table: list[str], action: Callable[[], object]) -> None:
         """Run `action` once the atomic-publish run has published the table (`lancens_end_atomic_publish`)."""
@@ -299,6 +300,8 @@ class LancensAdapter(SparkAdapter):
         {
             Capability.GetCatalogForSingleRelation: CapabilitySupport(support=Support.Full),
             Capability.SchemaMetadataByRelations: CapabilitySupport(support=Support.Full),
+            # Batches' queries run in parallel; their commits take turns (`LancensRuntime.writing`).
+            Capability.MicrobatchConcurrency: CapabilitySupport(support=Support.Full),
         }
     )
 
@@ -345,7 +348,10 @@ class LancensAdapter(SparkAdapter):
         physical_columns: list[str],
     ) -> bool:
         """Store model/column descriptions in Lance metadata (tables) or view properties."""
-        with self.connections.exception_handler(f"persist_docs {relation}"):
+        with (
+            self.connections.exception_handler(f"persist_docs {relation}"),
+            self.runtime.writing(relation.table_id),
+        ):
             return docs.persist_docs(
                 self.runtime, relation, description, persist_relation, columns, physical_columns
             )

@@ -85,6 +85,7 @@ class LancensRuntime:
     server_workers: ServerWorkers | None = None
     # Connect only: `db.name` pairs this process has registered in its own session (see `sql`).
     _registered_here: set[tuple[str, str]] = field(default_factory=set)
+    _writers: dict[tuple[str, ...], threading.RLock] = field(default_factory=dict)
 
     _shared: ClassVar[dict[tuple[tuple[tuple[str, str], ...], str | None], LancensRuntime]] = {}
     _shared_lock: ClassVar[threading.Lock] = threading.Lock()
@@ -300,6 +301,17 @@ class LancensRuntime:
         if self.namespace.describe_namespace([]).properties.get(TVM_KEY, "").lower() != "true":
             self.namespace.alter_namespace_properties([], {TVM_KEY: "true"})
         self.version_management_on = True
+
+    def writing(self, table_id: Sequence[str]) -> threading.RLock:
+        """The lock this process's threads hold while they change one table (with `with`).
+
+        dbt runs the batches of a microbatch model on several threads at once (the adapter declares
+        MicrobatchConcurrency). Their queries run in parallel; each batch's change is then computed
+        on the table's latest version and committed while no other thread of this process commits to
+        that table, so concurrent batches never build on the same version and conflict. Writers in
+        other processes still meet the engine's pinned-version check (14)."""
+        with self.lock:
+            return self._writers.setdefault(tuple(table_id), threading.RLock())
 
     def refresh_table(self, table_id: Sequence[str]) -> None:
         """The one catalog refresh after a table changed: Spark reads what this process should read.

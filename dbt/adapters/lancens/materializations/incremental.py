@@ -60,11 +60,12 @@ def apply(
     if spec.strategy not in STRATEGIES:
         raise ValueError(f"incremental_strategy must be one of {STRATEGIES}, got {spec.strategy!r}")
     rows = frame.toArrow()
-    target = open_write(runtime, table_id, must_exist=True)
-    _require_key_columns(spec, rows.schema, target.current.schema)
-    target = _sync_schema(target, rows.schema, spec, properties)
-    rows = merge.conform(rows, target.current.schema)
-    version = _STRATEGY[spec.strategy](runtime, target, target_sql, rows, spec, properties)
+    with runtime.writing(table_id):  # concurrent microbatch batches commit one after another
+        target = open_write(runtime, table_id, must_exist=True)
+        _require_key_columns(spec, rows.schema, target.current.schema)
+        target = _sync_schema(target, rows.schema, spec, properties)
+        rows = merge.conform(rows, target.current.schema)
+        version = _STRATEGY[spec.strategy](runtime, target, target_sql, rows, spec, properties)
     return version, rows.num_rows
 
 
