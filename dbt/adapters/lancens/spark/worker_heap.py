@@ -5,7 +5,7 @@ A reused Python worker runs a full ``gc.collect()`` after every request it serve
 objects, and each of those collections costs about 40 ms of CPU, on the same 2 cores the next
 request and the query's JVM need; a query through this data source is served by several requests
 (schema, pushdown, planning, one per task). In a 300-batch microbatch backfill these collections
-were a third of all the CPU the run used.
+were nearly half of the CPU its Python processes used (docs/benchmarks.md).
 
 ``gc.freeze`` moves the heap as it stands after the imports into the permanent generation, so later
 collections scan only what later requests allocate. Frozen objects are still freed by reference
