@@ -15,10 +15,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import lance
-from lance_namespace import LanceNamespace
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
-from dbt.adapters.lancens.namespace.commit import in_python_thread, version_response
+from dbt.adapters.lancens.namespace.commit import VersionStore, version_response
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
 
 VERSIONS_DIR = "_versions"
@@ -58,7 +57,7 @@ def open_for_commits(
     )
 
 
-class _EngineVersions(LanceNamespace):
+class _EngineVersions(VersionStore):
     """Lance's external manifest store, answered by the engine's public version API."""
 
     def __init__(
@@ -71,16 +70,6 @@ class _EngineVersions(LanceNamespace):
 
     def namespace_id(self) -> str:
         return f"lancens-engine-versions({self._location})"
-
-    # Lance calls the store with plain dicts (its Rust side), not lance_namespace's request models.
-    def list_table_versions(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
-        return in_python_thread(self._list, request)
-
-    def describe_table_version(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
-        return in_python_thread(self._describe, request)
-
-    def create_table_version(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
-        return in_python_thread(self._create, request)
 
     def _list(self, request: dict[str, Any]) -> dict[str, Any]:
         descending = bool(request.get("descending", False))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
+from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -79,13 +80,54 @@ def version_response(version: TableVersion) -> dict[str, Any]:
     }
 
 
-class _VersionStore(LanceNamespace):
-    """The external manifest store Lance calls during one managed commit (requests are dicts).
+def _in_python_thread(
+    call: Callable[[dict[str, Any]], dict[str, Any]], request: dict[str, Any]
+) -> dict[str, Any]:
+    """Run `call` (a callback Lance makes into the engine) on a Python thread of its own and wait.
+
+    Lance calls its namespace client from its own native threads during a commit. The engine then
+    calls Lance again (reads and commits of `__manifest`), and pylance 14 aborts the interpreter with
+    a fatal GIL error ("PyEval_SaveThread: ... the GIL is released") when such a nested call is made
+    on a native thread: at the first `__manifest` upkeep inside a commit (about the 16th table
+    commit), or as soon as two threads of one process commit at once. A thread Python created has a
+    proper thread state."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(call, request).result()
+
+
+class VersionStore(LanceNamespace):
+    """Lance's external manifest store (table version management), answered by the engine.
+
+    pylance calls the three version methods with plain dicts and reads plain dicts back, although
+    ``LanceNamespace`` declares its pydantic request and response models there (hence the
+    ``override`` ignores). It calls them from its own native threads while it commits, so each
+    runs on a Python thread (`_in_python_thread`); subclasses answer `_list`, `_describe` and
+    `_create`."""
+
+    def list_table_versions(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        return _in_python_thread(self._list, request)
+
+    def describe_table_version(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        return _in_python_thread(self._describe, request)
+
+    def create_table_version(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        return _in_python_thread(self._create, request)
+
+    @abstractmethod
+    def _list(self, request: dict[str, Any]) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def _describe(self, request: dict[str, Any]) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def _create(self, request: dict[str, Any]) -> dict[str, Any]: ...
+
+
+class _VersionStore(VersionStore):
+    """The external manifest store Lance calls during one managed commit.
 
     Exceptions raised here reach the caller wrapped in Lance's OSError text; ``error`` keeps the
-    original so ``commit_table`` can re-raise the namespace error with its code. pylance calls the
-    three version methods with plain dicts and reads plain dicts back, although ``LanceNamespace``
-    declares its pydantic request and response models there (hence the ``override`` ignores)."""
+    original so ``commit_table`` can re-raise the namespace error with its code."""
 
     def __init__(
         self,
@@ -114,16 +156,6 @@ class _VersionStore(LanceNamespace):
             return {}
         return self._manager._all_versions(table)
 
-    # Lance calls these from its own native threads while it commits: each runs on a Python thread.
-    def list_table_versions(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
-        return in_python_thread(self._list, request)
-
-    def describe_table_version(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
-        return in_python_thread(self._describe, request)
-
-    def create_table_version(self, request: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
-        return in_python_thread(self._create_recording_error, request)
-
     def _list(self, request: dict[str, Any]) -> dict[str, Any]:
         versions = sorted(self._known_versions().values(), key=lambda v: v.version, reverse=True)
         if not request.get("descending", False):
@@ -140,14 +172,14 @@ class _VersionStore(LanceNamespace):
             raise errors.TableVersionNotFoundError(f"{ids.display(self._table.id)} has no version {wanted}")
         return {"version": version_response(versions[wanted])}
 
-    def _create_recording_error(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _create(self, request: dict[str, Any]) -> dict[str, Any]:
         try:
-            return self._create(request)
+            return self._create_version(request)
         except errors.NamespaceError as exc:
             self.error = exc
             raise
 
-    def _create(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _create_version(self, request: dict[str, Any]) -> dict[str, Any]:
         version = int(request["version"])
         name = str(request["manifest_path"]).rstrip("/").rsplit("/", 1)[-1]
         staging = f"{self._table.location.rstrip('/')}/{VERSIONS_DIR}/{name}"
@@ -256,21 +288,6 @@ class _Committed:
     store: _VersionStore | None
     table: ResolvedTable
     table_row: Row | None
-
-
-def in_python_thread(
-    call: Callable[[dict[str, Any]], dict[str, Any]], request: dict[str, Any]
-) -> dict[str, Any]:
-    """Run `call` (a callback Lance makes into the engine) on a Python thread of its own and wait.
-
-    Lance calls its namespace client from its own native threads during a commit. The engine then
-    calls Lance again (reads and commits of `__manifest`), and pylance 14 aborts the interpreter with
-    a fatal GIL error ("PyEval_SaveThread: ... the GIL is released") when such a nested call is made
-    on a native thread: at the first `__manifest` upkeep inside a commit (about the 16th table
-    commit), or as soon as two threads of one process commit at once. A thread Python created has a
-    proper thread state."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(call, request).result()
 
 
 def _commit(manager: VersionManager, request: CommitRequest, stage_only: bool) -> _Committed:
