@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import lance
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
+from dbt.adapters.lancens.namespace.commit import StagedCommit
 
 if TYPE_CHECKING:
     from dbt.adapters.lancens.commits.staging import RunPublisher
@@ -27,11 +28,15 @@ def land(
     *,
     location: str | None = None,
     staging: RunPublisher | None = None,
+    staged_tip: StagedCommit | None = None,
 ) -> int:
     """Stage (`staging` given) or commit `operation` on the table; returns its (future) version.
 
     `location`: where the operation's data files were written, for a table that does not exist
-    yet (an existing table's location is its own)."""
+    yet (an existing table's location is its own). `staged_tip`: the run's last staged version of
+    the table, which `operation` was computed against (a further write of it in the same run)."""
+    if staging is not None and staged_tip is not None:
+        return staging.stage_chained(namespace, table_id, operation, properties, staged_tip)
     if staging is not None:
         if location is None:
             raise ValueError("a staged write needs the location its data files were written to")

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import lance
+from lance.fragment import FragmentMetadata
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.commit import StagedCommit
@@ -66,11 +67,14 @@ class RunPublisher:
         return cls(run_id, f"{namespace.root.rstrip('/')}/{SCRATCH_DIR}/{run_id}")
 
     def claim(self, table_id: Sequence[str]) -> None:
-        """One staged version per table per run: a second would build on a version nobody sees."""
+        """Refuse the run's first write of a table when another write of the run staged it meanwhile:
+        a later write must build on the run's staged content (`stage_chained`), not on the
+        published version."""
         with self.lock:
             if tuple(table_id) in self.writes:
-                raise errors.InvalidInputError(
-                    f"atomic publish: {'.'.join(table_id)} was already written in this run"
+                raise errors.ConcurrentModificationError(
+                    f"atomic publish: {'.'.join(table_id)} was staged by another write of this run "
+                    "while this write was in progress"
                 )
 
     def read_target(self, table_id: Sequence[str]) -> ReadTarget | None:
@@ -120,6 +124,64 @@ class RunPublisher:
         self.discard_unpublished(key, files)
         return staged.version
 
+    def stage_chained(
+        self,
+        namespace: DirectoryNamespace,
+        table_id: Sequence[str],
+        operation: lance.LanceOperation.BaseOperation,
+        properties: dict[str, str],
+        based_on: StagedCommit,
+    ) -> int:
+        """Stage a further write of a table this run already wrote (each batch of a microbatch
+        model after its first): `operation`, computed against the run's staged content
+        (`staged_dataset`, files written at its `read_target`), becomes the version after `based_on`
+        and what the rest of the run reads. Returns the version it gets when the run publishes.
+
+        `based_on` is the table's last staged version when the write began: another write staged in
+        between would make `operation` stale, so that fails (14) instead of losing its rows. The
+        run's lock is held throughout (a detached or scratch commit and a staged one, milliseconds)."""
+        key = tuple(table_id)
+        with self.lock:
+            written = self.writes[key]
+            if written.chain[-1] != based_on:
+                raise errors.ConcurrentModificationError(
+                    f"atomic publish: {'.'.join(table_id)} was written again in this run while this "
+                    "write was in progress"
+                )
+            read, location = written.read, written.first.location.rstrip("/")
+            options = namespace.storage_options or None
+            base = lance.dataset(read.path, version=read.version, storage_options=options)
+            new_files = _new_files(operation, base)
+            if read.version is not None:  # a detached version at the table's own location
+                transaction = lance.Transaction(read.version, operation, transaction_properties=properties)
+                detached = lance.LanceDataset.commit(
+                    read.path, transaction, detached=True, storage_options=options
+                )
+                garbage = [f"{read.path.rstrip('/')}/_versions/d{detached.version}.manifest"]
+                next_read = ReadTarget(read.path, detached.version)
+            else:  # a new table, read from its scratch copy (`base`, its latest), where the files went
+                lance.LanceDataset.commit(
+                    read.path,
+                    lance.Transaction(base.version, operation, transaction_properties=properties),
+                    storage_options=options,
+                )
+                storage = Storage(namespace.root, namespace.storage_options)
+                for relative in new_files:
+                    storage.copy(f"{read.path.rstrip('/')}/{relative}", f"{location}/{relative}")
+                garbage, next_read = [], read
+            staged = namespace.stage_next_commit(based_on, operation, properties)
+            self.writes[key] = replace(
+                written,
+                chain=(*written.chain, staged),
+                read=next_read,
+                garbage=(*written.garbage, *garbage, staged.manifest_path),
+                unpublished_garbage=(
+                    *written.unpublished_garbage,
+                    *(f"{location}/{relative}" for relative in new_files),
+                ),
+            )
+        return staged.version
+
     def staged_dataset(
         self, namespace: DirectoryNamespace, table_id: Sequence[str]
     ) -> lance.LanceDataset | None:
@@ -151,6 +213,27 @@ class RunPublisher:
         """Every staged version of the run, each table's in order (what `publish` takes)."""
         with self.lock:
             return [commit for written in self.writes.values() for commit in written.chain]
+
+
+def _new_files(operation: lance.LanceOperation.BaseOperation, base: lance.LanceDataset | None) -> list[str]:
+    """The files `operation` references that `base` (the version it was computed against) does not:
+    what this write added, relative to the table (data files and deletion files). A `Merge` lists
+    every fragment and an `Update` may keep a fragment's old deletion file, so only the difference
+    tells which files a discarded run may delete."""
+    if isinstance(operation, lance.LanceOperation.Update):
+        fragments = [*operation.new_fragments, *operation.updated_fragments]
+    else:
+        fragments = list(getattr(operation, "fragments", []))
+    known = _files_of([fragment.metadata for fragment in base.get_fragments()]) if base is not None else set()
+    return sorted(_files_of(fragments) - known)
+
+
+def _files_of(fragments: Sequence[FragmentMetadata]) -> set[str]:
+    files = {f"data/{data_file.path}" for fragment in fragments for data_file in fragment.data_files()}
+    for fragment in fragments:
+        if fragment.deletion_file is not None:
+            files.add(fragment.deletion_file.path(fragment.id))
+    return files
 
 
 def _stage(
@@ -185,7 +268,9 @@ def _stage(
         )
         manifest = f"{location.rstrip('/')}/_versions/d{detached.version}.manifest"
         read = ReadTarget(location, detached.version)
-        return StagedWrite((staged,), read, (manifest, staged.manifest_path))
+        base = lance.dataset(location, version=read_version, storage_options=options)
+        written = tuple(f"{location.rstrip('/')}/{relative}" for relative in _new_files(operation, base))
+        return StagedWrite((staged,), read, (manifest, staged.manifest_path), written)
     copy = f"{scratch.rstrip('/')}/{staged.location.rstrip('/').rsplit('/', 1)[-1]}"
     storage = Storage(namespace.root, namespace.storage_options)
     for fragment in getattr(operation, "fragments", []):

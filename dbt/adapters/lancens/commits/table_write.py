@@ -22,6 +22,7 @@ from dbt.adapters.lancens.commits.landing import land
 from dbt.adapters.lancens.commits.staging import RunPublisher
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.namespace import errors
+from dbt.adapters.lancens.namespace.commit import StagedCommit
 from dbt.adapters.lancens.spark.writer import discard_uncommitted
 
 
@@ -35,6 +36,7 @@ class TableWrite:
     dataset: lance.LanceDataset | None  # the version the write builds on; None: no data yet
     staging: RunPublisher | None
     declared_here: bool = False
+    staged_tip: StagedCommit | None = None  # a further write of a table this run staged already
 
     @property
     def read_version(self) -> int | None:
@@ -81,6 +83,7 @@ class TableWrite:
                 # a staged new table has no row yet: its files' location travels with the stage
                 location=self.location if self.staging is not None else None,
                 staging=self.staging,
+                staged_tip=self.staged_tip,
             )
         except BaseException:
             self.abandon(written)
@@ -103,15 +106,6 @@ class TableWrite:
         except errors.NamespaceError:
             pass  # already gone
 
-    def refuse_if_staging(self, what: str) -> None:
-        """Fail before anything is written when `what` would need a second staged version of the table."""
-        if self.staging is not None:
-            raise ValueError(
-                f"atomic publish stages one version per table per run, and {what} on "
-                f"{'.'.join(self.table_id)} needs two (the schema change, then the rows). Run it once "
-                "without atomic publish, or with --full-refresh."
-            )
-
 
 def open_write(runtime: LancensRuntime, table_id: Sequence[str], *, must_exist: bool = False) -> TableWrite:
     """Start a write to the table at its latest version (a later commit is pinned to it, so a
@@ -120,6 +114,9 @@ def open_write(runtime: LancensRuntime, table_id: Sequence[str], *, must_exist: 
     namespace = runtime.namespace
     staging = runtime.publisher
     if staging is not None:
+        tip = staging.staged_tip(table_id)
+        if tip is not None:
+            return _further_staged_write(runtime, table_id, staging, tip)
         staging.claim(table_id)
     declared_here = False
     try:
@@ -147,3 +144,16 @@ def open_write(runtime: LancensRuntime, table_id: Sequence[str], *, must_exist: 
             session=namespace.lance_session,
         )
     return TableWrite(runtime, list(table_id), location, dataset, staging, declared_here)
+
+
+def _further_staged_write(
+    runtime: LancensRuntime, table_id: Sequence[str], staging: RunPublisher, tip: StagedCommit
+) -> TableWrite:
+    """A write of a table this atomic-publish run already staged (a microbatch model's later batch):
+    it builds on the run's staged content, where the run reads it, and writes its files there
+    (the table's own location, or a new table's scratch copy); `stage_chained` stages it next."""
+    target = staging.read_target(table_id)
+    dataset = staging.staged_dataset(runtime.namespace, table_id)
+    if target is None or dataset is None:
+        raise errors.InternalError(f"atomic publish: {'.'.join(table_id)} has no staged content to read")
+    return TableWrite(runtime, list(table_id), target.path, dataset, staging, staged_tip=tip)

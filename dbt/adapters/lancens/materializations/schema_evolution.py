@@ -31,7 +31,6 @@ def evolve(
 
     Adding only is metadata only. Dropping (or adding after an earlier drop: Lance never reuses a
     field id, and a pyarrow schema cannot say which ids to use) rewrites the kept columns."""
-    target.refuse_if_staging("a schema change")
     added = [field.with_nullable(True) for field in add]
     if not drop:
         try:
@@ -45,7 +44,6 @@ def evolve(
 def retype(target: TableWrite, types: dict[str, pa.DataType], properties: dict[str, str]) -> TableWrite:
     """Change column types (keyed by lower-cased name) in one rewritten version; values are cast
     with Arrow's safe cast, so a value the new type cannot hold fails the change."""
-    target.refuse_if_staging("a column type change")
     return _rewrite(target, [], [], properties, types)
 
 
