@@ -139,7 +139,8 @@ class RunPublisher:
 
         `based_on` is the table's last staged version when the write began: another write staged in
         between would make `operation` stale, so that fails (14) instead of losing its rows. The
-        run's lock is held throughout (a detached or scratch commit and a staged one, milliseconds)."""
+        staged version is written before the readable copy moves on, and removed if that fails, so
+        the two never disagree. The run's lock is held throughout (two commits, milliseconds)."""
         key = tuple(table_id)
         with self.lock:
             written = self.writes[key]
@@ -152,24 +153,24 @@ class RunPublisher:
             options = namespace.storage_options or None
             base = lance.dataset(read.path, version=read.version, storage_options=options)
             new_files = _new_files(operation, base)
-            if read.version is not None:  # a detached version at the table's own location
-                transaction = lance.Transaction(read.version, operation, transaction_properties=properties)
-                detached = lance.LanceDataset.commit(
-                    read.path, transaction, detached=True, storage_options=options
-                )
-                garbage = [f"{read.path.rstrip('/')}/_versions/d{detached.version}.manifest"]
-                next_read = ReadTarget(read.path, detached.version)
-            else:  # a new table, read from its scratch copy (`base`, its latest), where the files went
-                lance.LanceDataset.commit(
-                    read.path,
-                    lance.Transaction(base.version, operation, transaction_properties=properties),
-                    storage_options=options,
-                )
-                storage = Storage(namespace.root, namespace.storage_options)
+            storage = Storage(namespace.root, namespace.storage_options)
+            if read.path.rstrip("/") != location:  # a new table's scratch copy, where the files went
                 for relative in new_files:
                     storage.copy(f"{read.path.rstrip('/')}/{relative}", f"{location}/{relative}")
-                garbage, next_read = [], read
             staged = namespace.stage_next_commit(based_on, operation, properties)
+            try:  # then move the run's readable copy on; if that fails, the staged version goes too
+                transaction = lance.Transaction(base.version, operation, transaction_properties=properties)
+                moved = lance.LanceDataset.commit(
+                    read.path, transaction, detached=read.version is not None, storage_options=options
+                )
+            except BaseException:
+                storage.rm(staged.manifest_path)
+                raise
+            if read.version is not None:  # a detached version at the table's own location
+                garbage = [f"{read.path.rstrip('/')}/_versions/d{moved.version}.manifest"]
+                next_read = ReadTarget(read.path, moved.version)
+            else:  # the scratch copy's next version, its latest
+                garbage, next_read = [], read
             self.writes[key] = replace(
                 written,
                 chain=(*written.chain, staged),
