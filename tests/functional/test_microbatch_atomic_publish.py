@@ -16,15 +16,10 @@ from dbt.tests.util import run_dbt
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 from tests.functional.atomic_publish_project import AtomicPublishProject
+from tests.functional.microbatch_events import events_model, window
 
 DAYS = 4
-EVENTS = f"""
-{{{{ config(materialized='table', event_time='event_ts') }}}}
-select id,
-       timestamp'2024-01-01 00:00:00'
-         + make_interval(0, 0, 0, 0, cast(id % {DAYS * 24} as int), 0, 0) as event_ts
-from range(1, 201)
-"""
+EVENTS = events_model(DAYS, 200)
 # With var `fail`, the batch of 2024-01-03 raises while the others succeed.
 BATCHED = """
 {{ config(materialized='incremental', incremental_strategy='microbatch', event_time='event_ts',
@@ -34,7 +29,7 @@ select case when {{ var('fail', false) }} and day(event_ts) = 3 then cast(raise_
        event_ts
 from {{ ref('events') }}
 """
-WINDOW = ["--event-time-start", "2024-01-01", "--event-time-end", f"2024-01-{DAYS + 1:02d}"]
+WINDOW = window(DAYS)
 
 
 class TestMicrobatchAtomicPublish(AtomicPublishProject):

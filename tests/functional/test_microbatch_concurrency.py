@@ -14,22 +14,17 @@ from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from dbt.adapters.lancens.metadata.maintenance import optimize_table
 from dbt.adapters.lancens.namespace import DirectoryNamespace
+from tests.functional.microbatch_events import events_model, window
 
 DAYS = 8
-EVENTS = f"""
-{{{{ config(materialized='table', event_time='event_ts') }}}}
-select id,
-       timestamp'2024-01-01 00:00:00'
-         + make_interval(0, 0, 0, 0, cast(id % {DAYS * 24} as int), 0, 0) as event_ts
-from range(1, 401)
-"""
+EVENTS = events_model(DAYS, 400)
 BATCHED = """
 {{ config(materialized='incremental', incremental_strategy='microbatch', event_time='event_ts',
           batch_size='day', begin='2024-01-01', concurrent_batches=true,
           indexes=[{'columns': ['id'], 'type': 'btree'}]) }}
 select id, event_ts from {{ ref('events') }}
 """
-WINDOW = ["--event-time-start", "2024-01-01", "--event-time-end", f"2024-01-{DAYS + 1:02d}"]
+WINDOW = window(DAYS)
 
 
 class TestMicrobatchConcurrency:

@@ -16,6 +16,7 @@ from dbt.adapters.lancens.metadata import catalog
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.storage import Storage
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
+from tests.unit.adapter.helpers import namespace_on
 
 DIMENSION = 8
 CONFIG = [
@@ -64,13 +65,9 @@ def documents(start: int, count: int) -> pa.Table:
 
 @pytest.fixture(params=["local", "s3", "s3-managed"])
 def namespace(request: pytest.FixtureRequest, tmp_path) -> DirectoryNamespace:
-    if request.param == "local":
-        ns = DirectoryNamespace(str(tmp_path / "root"))
-    else:
-        s3 = request.getfixturevalue("s3_server")
-        ns = DirectoryNamespace(s3.uri(f"indexes/{tmp_path.name}"), storage_options=s3.storage_options)
-    if request.param.endswith("managed"):
-        ns.alter_namespace_properties([], {TVM_KEY: "true"})
+    ns = namespace_on(
+        request, request.param.split("-")[0], tmp_path, managed=request.param.endswith("managed")
+    )
     ns.create_namespace(["docs"])
     return ns
 

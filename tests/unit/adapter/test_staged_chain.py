@@ -15,7 +15,7 @@ from dbt.adapters.lancens.commits.landing import land
 from dbt.adapters.lancens.commits.staging import RunPublisher
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.storage import Storage
-from dbt.adapters.lancens.namespace.versions import TVM_KEY
+from tests.unit.adapter.helpers import namespace_on
 
 TABLE = ["shop", "events"]
 WHO = {"dbt_invocation_id": "run"}
@@ -23,12 +23,7 @@ WHO = {"dbt_invocation_id": "run"}
 
 @pytest.fixture(params=["local", "s3"])
 def namespace(request: pytest.FixtureRequest, tmp_path) -> DirectoryNamespace:
-    if request.param == "local":
-        ns = DirectoryNamespace(str(tmp_path / "root"))
-    else:
-        s3 = request.getfixturevalue("s3_server")
-        ns = DirectoryNamespace(s3.uri(f"chain/{tmp_path.name}"), storage_options=s3.storage_options)
-    ns.alter_namespace_properties([], {TVM_KEY: "true"})
+    ns = namespace_on(request, request.param, tmp_path, managed=True)  # staging needs management
     ns.create_namespace(["shop"])
     return ns
 
