@@ -92,6 +92,11 @@ select 1 as id, 'r{{ var("round", 1) }}' as tag{% if var('round', 1) == 3 %}, 0 
 union all select {{ var('round', 1) + 1 }} as id, 'r{{ var("round", 1) }}' as tag
 {%- if var('round', 1) == 3 %}, 0 as n{% endif %}
 """
+# Drops column `n` in round 3 (`sync_all_columns`: the kept columns are rewritten).
+NARROWING = """
+{{ config(materialized='incremental', unique_key='id', on_schema_change='sync_all_columns') }}
+select 1 as id, 'r{{ var("round", 1) }}' as tag{% if var('round', 1) < 3 %}, 0 as n{% endif %}
+"""
 # Runs after `staged` in the same run and records the version namespace readers see meanwhile.
 OBSERVER = """
 import os
@@ -115,7 +120,12 @@ class TestIncrementalAtomicPublish(AtomicPublishProject):
 
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
-        return {"staged.sql": STAGED, "evolving.sql": EVOLVING, "observer.py": OBSERVER}
+        return {
+            "staged.sql": STAGED,
+            "evolving.sql": EVOLVING,
+            "narrowing.sql": NARROWING,
+            "observer.py": OBSERVER,
+        }
 
     def test_merge_is_staged_and_published(
         self, project, dbt_profile_target: dict, monkeypatch: pytest.MonkeyPatch
@@ -155,3 +165,12 @@ class TestIncrementalAtomicPublish(AtomicPublishProject):
         ]
         assert evolved.checkout_version(first + 2).schema.names == ["id", "tag", "n"]  # the change alone
         assert evolved.checkout_version(first + 2).count_rows() == 3
+
+        # a dropped column: the rewritten table is staged, the merged rows on top of it
+        run_dbt(["run", "--select", "narrowing", "--vars", "{round: 3}"])
+        info = ns.describe_table([project.test_schema, "narrowing"])
+        narrowed = lance.dataset(info.location)
+        assert narrowed.version == info.version == first + 3
+        assert narrowed.schema.names == ["id", "tag"]
+        assert narrowed.to_table().to_pylist() == [{"id": 1, "tag": "r3"}]
+        assert narrowed.checkout_version(first + 2).to_table().to_pylist() == [{"id": 1, "tag": "r2"}]
