@@ -274,8 +274,7 @@ def _stage(
         return StagedWrite((staged,), read, (manifest, staged.manifest_path), written)
     copy = f"{scratch.rstrip('/')}/{staged.location.rstrip('/').rsplit('/', 1)[-1]}"
     storage = Storage(namespace.root, namespace.storage_options)
-    for fragment in getattr(operation, "fragments", []):
-        for data_file in fragment.data_files():
-            storage.copy(f"{location.rstrip('/')}/data/{data_file.path}", f"{copy}/data/{data_file.path}")
+    for relative in _new_files(operation, None):  # a new table: every file the operation references
+        storage.copy(f"{location.rstrip('/')}/{relative}", f"{copy}/{relative}")
     lance.LanceDataset.commit(copy, operation, storage_options=options)
     return StagedWrite((staged,), ReadTarget(copy, None), (copy, staged.manifest_path))
