@@ -154,19 +154,20 @@ class RunPublisher:
             base = lance.dataset(read.path, version=read.version, storage_options=options)
             new_files = _new_files(operation, base)
             storage = Storage(namespace.root, namespace.storage_options)
-            if read.path.rstrip("/") != location:  # a new table's scratch copy, where the files went
+            detached = read.version is not None  # an existing table; else a new table's scratch copy
+            if not detached:  # the write's files went to the scratch copy: the table needs them too
                 for relative in new_files:
                     storage.copy(f"{read.path.rstrip('/')}/{relative}", f"{location}/{relative}")
             staged = namespace.stage_next_commit(based_on, operation, properties)
             try:  # then move the run's readable copy on; if that fails, the staged version goes too
                 transaction = lance.Transaction(base.version, operation, transaction_properties=properties)
                 moved = lance.LanceDataset.commit(
-                    read.path, transaction, detached=read.version is not None, storage_options=options
+                    read.path, transaction, detached=detached, storage_options=options
                 )
             except BaseException:
                 storage.rm(staged.manifest_path)
                 raise
-            if read.version is not None:  # a detached version at the table's own location
+            if detached:  # a new detached version at the table's own location
                 garbage = [f"{read.path.rstrip('/')}/_versions/d{moved.version}.manifest"]
                 next_read = ReadTarget(read.path, moved.version)
             else:  # the scratch copy's next version, its latest
