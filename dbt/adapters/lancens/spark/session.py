@@ -17,20 +17,30 @@ Why each setting:
 ``local-cluster`` master's workers keep their working directories (executor logs, about 300 KB a run)
 in a temporary directory, never in ``<pyspark>/work`` nor beside the log; ``spark.log`` names it.
 
+The driver JVM is launched from a SPARK_HOME of ours (`_launch_home`): a directory of links to the
+real one. With pip-installed PySpark the real home is the ``pyspark`` package, and Spark puts its
+``python/lib/pyspark.zip`` first on every Python worker's path; Python cannot cache bytecode for a
+zip, so each daemon and worker compiled pyspark from source (0.4 s of CPU per daemon here, one
+daemon per kind of worker). Our home leaves ``python`` out, so workers import the same pyspark from
+site-packages, compiled once (docs/benchmarks.md).
+
 This module deliberately does not import lance: the driver forks the JVM launcher with a
 ``preexec_fn``, and pylance warns (rightly) when a process that loaded it forks.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import sys
 import tempfile
 import warnings
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import BinaryIO
 
+import pyspark
 from pyspark import SparkConf, SparkContext
 from pyspark.find_spark_home import _find_spark_home
 from pyspark.java_gateway import launch_gateway
@@ -41,6 +51,7 @@ from dbt.adapters.lancens.spark.datasource import register_data_source
 _LOOPBACK = "127.0.0.1"
 LOG_FILE = "spark.log"
 _SHADOW_HOME_PREFIX = "dbt-lancens-spark-home-"
+_SHARED_HOME_PREFIX = "dbt-lancens-shared-spark-home-"
 
 
 def default_config() -> dict[str, str]:
@@ -91,8 +102,7 @@ def get_or_create_session(
         # Starting the JVM forks and immediately execs `java`: nothing of lance runs in the
         # child, so pylance's fork-safety warning (raised by its at-fork hook) does not apply.
         warnings.filterwarnings("ignore", message="lance is not fork-safe")
-        if files_dir is not None:
-            _start_jvm(master, app_name, settings, files_dir)
+        _start_jvm(master, app_name, settings, files_dir)
         builder = SparkSession.builder.master(master).appName(app_name)
         for key, value in settings.items():
             builder = builder.config(key, value)
@@ -112,40 +122,105 @@ def _running_session() -> SparkSession | None:
     return SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
 
 
-def _start_jvm(master: str, app_name: str, settings: Mapping[str, str], files_dir: str) -> None:
-    """Launch the driver JVM with its stdout and stderr in ``files_dir/spark.log``.
+def _start_jvm(master: str, app_name: str, settings: Mapping[str, str], files_dir: str | None) -> None:
+    """Launch the driver JVM from our home (`_launch_home`), its stdout and stderr in
+    ``files_dir/spark.log`` when given (else the caller's console).
 
-    PySpark launches the JVM with the caller's console as its output; launching it here first (the
-    session builder then reuses the gateway) is PySpark's own hook for capturing that output."""
-    os.makedirs(files_dir, exist_ok=True)
+    Launching it here first (the session builder then reuses the gateway) is PySpark's own hook for
+    choosing the JVM's output; the builder would launch it the same way, from the caller's home."""
     conf = SparkConf(loadDefaults=False).setMaster(master).setAppName(app_name).setAll(list(settings.items()))
-    with open(os.path.join(files_dir, LOG_FILE), "ab") as log, _spark_home_for(master, log):
-        gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})
+    with ExitStack() as launch:
+        log = None
+        if files_dir is not None:
+            os.makedirs(files_dir, exist_ok=True)
+            log = launch.enter_context(open(os.path.join(files_dir, LOG_FILE), "ab"))
+        launch.enter_context(_spark_home(_launch_home(master, settings, log)))
+        gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log} if log else None)
     SparkContext._ensure_initialized(gateway=gateway, conf=conf)
 
 
-@contextmanager
-def _spark_home_for(master: str, log: BinaryIO) -> Iterator[None]:
-    """For a ``local-cluster`` master, launch the JVM with a SPARK_HOME whose ``work`` is ours.
+def _launch_home(master: str, settings: Mapping[str, str], log: BinaryIO | None) -> str | None:
+    """The SPARK_HOME to launch the driver JVM from (None: the caller's), see the module docstring.
 
-    Its in-process standalone workers write executor logs to ``$SPARK_HOME/work`` (no setting moves
-    it), which for a pip-installed PySpark is inside site-packages. The shadow home, a temporary
-    directory named in ``log``, links every entry of the real one (bin, jars, python, ...) and has
-    its own ``work`` directory."""
-    if not master.startswith("local-cluster"):
+    * ``local-cluster`` with a log: a home of this launch with its own ``work`` directory, named
+      in ``log``. Its in-process standalone workers write executor logs to ``$SPARK_HOME/work`` (no
+      setting moves it), which for a pip-installed PySpark is inside site-packages.
+    * otherwise, when workers would import pyspark from the package's zip although this interpreter
+      has the same pyspark installed: one home shared by every launch of this user and PySpark.
+    """
+    real = _find_spark_home()
+    workers_import_installed = _bundled_with_interpreter(real, settings)
+    if master.startswith("local-cluster") and log is not None:
+        home = tempfile.mkdtemp(prefix=_SHADOW_HOME_PREFIX)
+        _link_home(real, home, keep_python=not workers_import_installed)
+        log.write(f"dbt-lancens: local-cluster workers' directories are in {home}/work\n".encode())
+        log.flush()
+        return home
+    if workers_import_installed:
+        return _shared_home(real)
+    return None
+
+
+def _bundled_with_interpreter(real: str, settings: Mapping[str, str]) -> bool:
+    """Whether Spark's home is the pyspark package this interpreter imports, and Python workers run
+    this interpreter: only then is the package's ``pyspark.zip`` the very pyspark of site-packages
+    (a separate Spark distribution's zip may be another version, and another worker Python may
+    have no pyspark installed)."""
+    if settings.get("spark.pyspark.python", sys.executable) != sys.executable:
+        return False
+    package = os.path.dirname(pyspark.__file__)
+    bundled_zip = os.path.join(real, "python", "lib", "pyspark.zip")
+    return os.path.isfile(bundled_zip) and os.path.samefile(real, package)
+
+
+def _shared_home(real: str) -> str | None:
+    """This user's home of links for ``real`` and this PySpark version, made once and reused.
+
+    Made under a temporary name and renamed into place, so concurrent launches agree on one; a
+    directory of that name that is not ours (another user's, or damaged) is not used."""
+    key = hashlib.sha256(f"{real}\0{pyspark.__version__}".encode()).hexdigest()[:16]
+    home = os.path.join(tempfile.gettempdir(), f"{_SHARED_HOME_PREFIX}{os.getuid()}-{key}")
+    if not _is_home_of(home, real):
+        staged = tempfile.mkdtemp(prefix=_SHARED_HOME_PREFIX)
+        _link_home(real, staged, keep_python=False)
+        try:
+            os.rename(staged, home)
+        except OSError:  # another launch renamed its copy first, or a foreign directory is there
+            shutil.rmtree(staged, ignore_errors=True)
+    return home if _is_home_of(home, real) else None
+
+
+def _is_home_of(home: str, real: str) -> bool:
+    """Whether ``home`` is a complete home of links to ``real`` owned by this user."""
+    try:
+        owned = os.stat(home).st_uid == os.getuid()
+    except OSError:
+        return False
+    entries = {entry for entry in os.listdir(real) if entry not in ("python", "work")}
+    return owned and all(
+        os.path.realpath(os.path.join(home, entry)) == os.path.realpath(os.path.join(real, entry))
+        for entry in entries
+    )
+
+
+def _link_home(real: str, home: str, *, keep_python: bool) -> None:
+    """Fill ``home`` with links to every entry of ``real`` (bin, jars, ...) but its ``work``, and its
+    ``python`` only when ``keep_python``."""
+    for entry in os.listdir(real):
+        if entry != "work" and (keep_python or entry != "python"):
+            os.symlink(os.path.join(real, entry), os.path.join(home, entry))
+    if not os.path.isdir(os.path.join(home, "work")):
+        os.makedirs(os.path.join(home, "work"))
+
+
+@contextmanager
+def _spark_home(home: str | None) -> Iterator[None]:
+    """``SPARK_HOME`` set to ``home`` (when given) while the JVM is launched."""
+    if home is None:
         yield
         return
-    real = _find_spark_home()
-    shadow = tempfile.mkdtemp(prefix=_SHADOW_HOME_PREFIX)
-    os.makedirs(os.path.join(shadow, "work"))
-    log.write(f"dbt-lancens: local-cluster workers' directories are in {shadow}/work\n".encode())
-    log.flush()
-    for entry in os.listdir(real):
-        link = os.path.join(shadow, entry)
-        if entry != "work":
-            os.symlink(os.path.join(real, entry), link)
     previous = os.environ.get("SPARK_HOME")
-    os.environ["SPARK_HOME"] = shadow
+    os.environ["SPARK_HOME"] = home
     try:
         yield
     finally:
