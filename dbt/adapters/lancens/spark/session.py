@@ -165,8 +165,8 @@ def _bundled_with_interpreter(real: str, settings: Mapping[str, str]) -> bool:
     """Whether Spark's home is the pyspark package this interpreter imports, and Python workers run
     this interpreter: only then is the package's ``pyspark.zip`` the very pyspark of site-packages
     (a separate Spark distribution's zip may be another version, and another worker Python may
-    have no pyspark installed)."""
-    if settings.get("spark.pyspark.python", sys.executable) != sys.executable:
+    have no pyspark installed). POSIX only: the home is made of symbolic links."""
+    if os.name != "posix" or settings.get("spark.pyspark.python", sys.executable) != sys.executable:
         return False
     package = os.path.dirname(pyspark.__file__)
     bundled_zip = os.path.join(real, "python", "lib", "pyspark.zip")
