@@ -130,3 +130,20 @@ def test_a_discarded_run_removes_the_files_of_every_batch(namespace: DirectoryNa
     deletions = f"{location}/_deletions"
     assert not storage.exists(deletions) or not storage.files(deletions)  # the batch's deletion file too
     assert ids(lance.dataset(location, storage_options=namespace.storage_options or None)) == list(range(10))
+
+
+def test_the_scratch_root_goes_once_no_run_has_a_copy_in_it(namespace: DirectoryNamespace) -> None:
+    """`.lancens-staging` is removed with a run's scratch copy unless another run still has one."""
+    storage = Storage(namespace.root, namespace.storage_options)
+    mine, other = RunPublisher.start(namespace, "run-1"), RunPublisher.start(namespace, "run-2")
+    for publisher in (mine, other):
+        storage.write_bytes(f"{publisher.scratch}/events/data/a.lance", b"rows")
+    scratch_root = mine.scratch.rsplit("/", 1)[0]
+
+    storage.rm(mine.scratch, recursive=True)
+    storage.remove_if_empty(scratch_root)
+    assert list(storage.files(scratch_root)) == ["run-2/events/data/a.lance"]  # the other run's copy
+
+    storage.rm(other.scratch, recursive=True)
+    storage.remove_if_empty(scratch_root)
+    assert not storage.exists(scratch_root)

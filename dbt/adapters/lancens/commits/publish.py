@@ -49,8 +49,9 @@ def finish(runtime: LancensRuntime, statuses: list[str]) -> dict[tuple[str, ...]
 
 
 def _cleanup(runtime: LancensRuntime, publisher: RunPublisher, published: bool) -> None:
-    """Delete the run's scratch copies, detached and (unpublished) staged manifests; point Spark's
-    catalog at the published tables so later invocations of this process read what readers see."""
+    """Delete the run's scratch copies (and the scratch root when no other run has one), detached
+    and (unpublished) staged manifests; point Spark's catalog at the published tables so later
+    invocations of this process read what readers see."""
     namespace = runtime.namespace
     storage = Storage(namespace.root, namespace.storage_options)
     for table_id, written in publisher.writes.items():
@@ -65,3 +66,4 @@ def _cleanup(runtime: LancensRuntime, publisher: RunPublisher, published: bool) 
         runtime.refresh_table(table_id)
     if storage.exists(publisher.scratch):
         storage.rm(publisher.scratch, recursive=True)
+    storage.remove_if_empty(publisher.scratch.rsplit("/", 1)[0])  # kept while another run has a copy

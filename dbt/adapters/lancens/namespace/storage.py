@@ -107,6 +107,15 @@ class Storage:
     def rm(self, path: str, recursive: bool = False) -> None:
         self.fs.rm(self._path(path), recursive=recursive)
 
+    def remove_if_empty(self, path: str) -> None:
+        """Remove the directory ``path`` when nothing is in it (local roots; an object store has no
+        directories). Another process's entry in it keeps it, and so does a concurrent removal."""
+        if self.local:
+            try:
+                os.rmdir(self._path(path))
+            except OSError:
+                pass
+
     def rm_tree(self, path: str) -> None:
         """Remove ``path`` and everything below; already gone is fine, and so is another process
         removing the same tree at the same time (each walk then meets files the other deleted)."""
