@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,6 +57,16 @@ def test_a_damaged_or_foreign_shared_home_is_not_used(temp_dir: Path) -> None:
 
     assert session._launch_home("local[2]", session.default_config(), None) is None
     assert [path.name for path in temp_dir.iterdir()] == [os.path.basename(home)]  # no leftover copy
+
+
+def test_a_link_planted_in_place_of_the_shared_home_is_not_followed(temp_dir: Path) -> None:
+    home = session._launch_home("local[2]", session.default_config(), None)
+    assert home is not None
+    shutil.rmtree(home)
+    os.symlink(REAL_HOME, home)  # its entries are the real ones, but it is not our directory
+
+    assert session._launch_home("local[2]", session.default_config(), None) is None
+    assert os.path.islink(home) and len(list(temp_dir.iterdir())) == 1
 
 
 def test_another_spark_distribution_or_worker_python_keeps_the_callers_home(

@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import warnings
@@ -191,11 +192,13 @@ def _shared_home(real: str) -> str | None:
 
 
 def _is_home_of(home: str, real: str) -> bool:
-    """Whether ``home`` is a complete home of links to ``real`` owned by this user."""
+    """Whether ``home`` is a complete home of links to ``real``: a directory (not a link to one)
+    owned by this user."""
     try:
-        owned = os.stat(home).st_uid == os.getuid()
+        found = os.lstat(home)
     except OSError:
         return False
+    owned = stat.S_ISDIR(found.st_mode) and found.st_uid == os.getuid()
     entries = {entry for entry in os.listdir(real) if entry not in ("python", "work")}
     return owned and all(
         os.path.realpath(os.path.join(home, entry)) == os.path.realpath(os.path.join(real, entry))
