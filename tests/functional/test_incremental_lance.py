@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import lance
+import pyarrow as pa
 import pytest
 from dbt.tests.util import run_dbt
 
@@ -97,6 +98,12 @@ NARROWING = """
 {{ config(materialized='incremental', unique_key='id', on_schema_change='sync_all_columns') }}
 select 1 as id, 'r{{ var("round", 1) }}' as tag{% if var('round', 1) < 3 %}, 0 as n{% endif %}
 """
+# Its post-hook changes the type of `n` in round 3 (`ALTER COLUMN ... TYPE`: the table is rewritten).
+RETYPED = """
+{{ config(materialized='incremental', unique_key='id',
+          post_hook=("alter table {{ this }} alter column n type bigint" if var('round', 1) == 3 else [])) }}
+select 1 as id, cast({{ var('round', 1) }} as int) as n
+"""
 # Runs after `staged` in the same run and records the version namespace readers see meanwhile.
 OBSERVER = """
 import os
@@ -124,6 +131,7 @@ class TestIncrementalAtomicPublish(AtomicPublishProject):
             "staged.sql": STAGED,
             "evolving.sql": EVOLVING,
             "narrowing.sql": NARROWING,
+            "retyped.sql": RETYPED,
             "observer.py": OBSERVER,
         }
 
@@ -174,3 +182,14 @@ class TestIncrementalAtomicPublish(AtomicPublishProject):
         assert narrowed.schema.names == ["id", "tag"]
         assert narrowed.to_table().to_pylist() == [{"id": 1, "tag": "r3"}]
         assert narrowed.checkout_version(first + 2).to_table().to_pylist() == [{"id": 1, "tag": "r2"}]
+
+        # a type change in the model's post-hook: the rewrite is staged on top of the merged rows
+        run_dbt(["run", "--select", "retyped", "--vars", "{round: 3}"])
+        info = ns.describe_table([project.test_schema, "retyped"])
+        retyped = lance.dataset(info.location)
+        assert retyped.version == info.version == first + 3
+        assert retyped.schema.field("n").type == pa.int64()
+        assert retyped.to_table().to_pylist() == [{"id": 1, "n": 3}]
+        merged = retyped.checkout_version(first + 2)
+        assert merged.schema.field("n").type == pa.int32()
+        assert merged.to_table().to_pylist() == [{"id": 1, "n": 3}]
