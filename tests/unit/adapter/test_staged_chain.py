@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from dbt.adapters.lancens.commits.landing import land
-from dbt.adapters.lancens.commits.staging import RunPublisher
+from dbt.adapters.lancens.commits.staging import SCRATCH_DIR, RunPublisher
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.storage import Storage
 from tests.unit.adapter.helpers import namespace_on
@@ -138,7 +138,7 @@ def test_the_scratch_root_goes_once_no_run_has_a_copy_in_it(namespace: Directory
     mine, other = RunPublisher.start(namespace, "run-1"), RunPublisher.start(namespace, "run-2")
     for publisher in (mine, other):
         storage.write_bytes(f"{publisher.scratch}/events/data/a.lance", b"rows")
-    scratch_root = mine.scratch.rsplit("/", 1)[0]
+    scratch_root = storage.join(SCRATCH_DIR)
 
     storage.rm(mine.scratch, recursive=True)
     storage.remove_if_empty(scratch_root)

@@ -14,7 +14,7 @@ the previous versions.
 
 from __future__ import annotations
 
-from dbt.adapters.lancens.commits.staging import RunPublisher
+from dbt.adapters.lancens.commits.staging import SCRATCH_DIR, RunPublisher
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.namespace.storage import Storage
 
@@ -66,4 +66,4 @@ def _cleanup(runtime: LancensRuntime, publisher: RunPublisher, published: bool) 
         runtime.refresh_table(table_id)
     if storage.exists(publisher.scratch):
         storage.rm(publisher.scratch, recursive=True)
-    storage.remove_if_empty(publisher.scratch.rsplit("/", 1)[0])  # kept while another run has a copy
+    storage.remove_if_empty(storage.join(SCRATCH_DIR))  # kept while another run has a copy there

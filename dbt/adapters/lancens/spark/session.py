@@ -154,6 +154,7 @@ def _launch_home(master: str, settings: Mapping[str, str], log: BinaryIO | None)
     if master.startswith("local-cluster") and log is not None:
         home = tempfile.mkdtemp(prefix=_SHADOW_HOME_PREFIX)
         _link_home(real, home, keep_python=not workers_import_installed)
+        os.makedirs(os.path.join(home, "work"))
         log.write(f"dbt-lancens: local-cluster workers' directories are in {home}/work\n".encode())
         log.flush()
         return home
@@ -199,21 +200,22 @@ def _is_home_of(home: str, real: str) -> bool:
     except OSError:
         return False
     owned = stat.S_ISDIR(found.st_mode) and found.st_uid == os.getuid()
-    entries = {entry for entry in os.listdir(real) if entry not in ("python", "work")}
     return owned and all(
         os.path.realpath(os.path.join(home, entry)) == os.path.realpath(os.path.join(real, entry))
-        for entry in entries
+        for entry in _linked_entries(real, keep_python=False)
     )
 
 
 def _link_home(real: str, home: str, *, keep_python: bool) -> None:
-    """Fill ``home`` with links to every entry of ``real`` (bin, jars, ...) but its ``work``, and its
-    ``python`` only when ``keep_python``."""
-    for entry in os.listdir(real):
-        if entry != "work" and (keep_python or entry != "python"):
-            os.symlink(os.path.join(real, entry), os.path.join(home, entry))
-    if not os.path.isdir(os.path.join(home, "work")):
-        os.makedirs(os.path.join(home, "work"))
+    """Fill ``home`` with links to the entries of ``real`` it shares (`_linked_entries`)."""
+    for entry in _linked_entries(real, keep_python=keep_python):
+        os.symlink(os.path.join(real, entry), os.path.join(home, entry))
+
+
+def _linked_entries(real: str, *, keep_python: bool) -> list[str]:
+    """The entries of ``real`` a home of ours links (bin, jars, ...): never its ``work``, which a
+    launch owns, and its ``python`` (the workers' pyspark.zip) only when ``keep_python``."""
+    return [entry for entry in os.listdir(real) if entry != "work" and (keep_python or entry != "python")]
 
 
 @contextmanager
