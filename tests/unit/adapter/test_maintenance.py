@@ -216,6 +216,7 @@ def test_leftovers_of_killed_runs_go_after_the_grace_period(namespace: Directory
     assert ".lancens-staging/inv-1" in removed
     assert "0badc0de_docs$never" in removed
     assert not storage.exists(new_table) and not storage.exists(storage.join(".lancens-staging", "inv-1"))
+    assert not storage.exists(storage.join(".lancens-staging"))  # the emptied scratch root too
     assert len(data_files(namespace, TABLE)) == 1  # only the committed version's file
     assert dataset(namespace, TABLE).to_table()["id"].to_pylist() == [0, 1, 2, 3, 4]
     assert versions(namespace, TABLE) == [1]

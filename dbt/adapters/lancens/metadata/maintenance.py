@@ -256,6 +256,7 @@ def namespace_leftovers(
     for entry in storage.ls(storage.join(SCRATCH_DIR)):
         if entry.get("type") == "directory" and _newest_older_than(storage, entry["name"], grace):
             _remove(storage, entry["name"], entry, report, recursive=True)
+    storage.remove_if_empty(storage.join(SCRATCH_DIR))  # as a run's own publish or discard does
     for entry in storage.ls(storage.root):
         name = entry["name"].rstrip("/").rsplit("/", 1)[-1]
         path = storage.join(name)
