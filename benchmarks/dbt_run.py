@@ -27,7 +27,16 @@ import tempfile
 from pathlib import Path
 
 from dbt_projects import ADAPTERS, SHAPES, Shape, write_project, write_raw
-from harness import dbt_executable, machine, median, ratio_line, run_measured, run_timed, spread
+from harness import (
+    dbt_executable,
+    machine,
+    median,
+    prepare_class_archive,
+    ratio_line,
+    run_measured,
+    run_timed,
+    spread,
+)
 
 TARGET = 1.0
 
@@ -114,6 +123,7 @@ def main() -> None:
         return
 
     print(machine(), flush=True)
+    print(prepare_class_archive(), flush=True)
     shapes = list(SHAPES.values()) if args.shape == "all" else [SHAPES[args.shape]]
     summary = []
     for shape in shapes:

@@ -35,7 +35,7 @@ from dbt.adapters.lancens.core.names import InvalidNameError, database_name, nam
 from dbt.adapters.lancens.core.session_catalog import SessionCatalog
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
-from dbt.adapters.lancens.spark import get_or_create_session, remote
+from dbt.adapters.lancens.spark import class_archive, get_or_create_session, remote
 from dbt.adapters.lancens.spark.pushdown import sql_with_pushdown
 from dbt.adapters.lancens.spark.remote import (
     RemoteSessionError,
@@ -126,7 +126,10 @@ class LancensRuntime:
     def _start_local(self) -> SparkSession:
         try:
             return get_or_create_session(
-                master=self.master, config=self.spark_config, files_dir=self.spark_files_dir
+                master=self.master,
+                config=self.spark_config,
+                files_dir=self.spark_files_dir,
+                class_archive_dir=class_archive.default_directory(),
             )
         except Exception as exc:
             raise SparkStartError(spark_start_error(exc, self.spark_files_dir)) from exc

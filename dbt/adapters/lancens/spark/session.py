@@ -39,7 +39,7 @@ import tempfile
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import pyspark
 from pyspark import SparkConf, SparkContext
@@ -47,12 +47,14 @@ from pyspark.find_spark_home import _find_spark_home
 from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
+from dbt.adapters.lancens.spark import class_archive
 from dbt.adapters.lancens.spark.datasource import register_data_source
 
 _LOOPBACK = "127.0.0.1"
 LOG_FILE = "spark.log"
 _SHADOW_HOME_PREFIX = "dbt-lancens-spark-home-"
 _SHARED_HOME_PREFIX = "dbt-lancens-shared-spark-home-"
+_DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
 
 def default_config() -> dict[str, str]:
@@ -76,12 +78,15 @@ def get_or_create_session(
     config: Mapping[str, str] | None = None,
     app_name: str = "dbt-lancens",
     files_dir: str | None = None,
+    class_archive_dir: str | None = None,
 ) -> SparkSession:
     """Return this process's SparkSession, creating it on first call, with ``lance`` registered.
 
     Idempotent: later calls return the active session (static settings such as the master cannot
     change once the JVM runs; runtime settings in ``config`` are applied to it). ``files_dir``
     (created if missing) takes Spark's console output and working files, see the module docstring.
+    ``class_archive_dir`` keeps the driver JVM's class-data-sharing archives (``class_archive.py``);
+    None launches the JVM without one.
     """
     os.environ.setdefault("SPARK_LOCAL_IP", _LOOPBACK)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -103,7 +108,7 @@ def get_or_create_session(
         # Starting the JVM forks and immediately execs `java`: nothing of lance runs in the
         # child, so pylance's fork-safety warning (raised by its at-fork hook) does not apply.
         warnings.filterwarnings("ignore", message="lance is not fork-safe")
-        _start_jvm(master, app_name, settings, files_dir)
+        _start_jvm(master, app_name, settings, files_dir, class_archive_dir)
         builder = SparkSession.builder.master(master).appName(app_name)
         for key, value in settings.items():
             builder = builder.config(key, value)
@@ -123,9 +128,12 @@ def _running_session() -> SparkSession | None:
     return SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
 
 
-def _start_jvm(master: str, app_name: str, settings: Mapping[str, str], files_dir: str | None) -> None:
+def _start_jvm(
+    master: str, app_name: str, settings: Mapping[str, str], files_dir: str | None, archive_dir: str | None
+) -> None:
     """Launch the driver JVM from our home (`_launch_home`), its stdout and stderr in
-    ``files_dir/spark.log`` when given (else the caller's console).
+    ``files_dir/spark.log`` when given (else the caller's console), mapping its classes from the
+    archive in ``archive_dir`` or recording them for one (``class_archive.py``).
 
     Launching it here first (the session builder then reuses the gateway) is PySpark's own hook for
     choosing the JVM's output; the builder would launch it the same way, from the caller's home."""
@@ -135,23 +143,37 @@ def _start_jvm(master: str, app_name: str, settings: Mapping[str, str], files_di
         if files_dir is not None:
             os.makedirs(files_dir, exist_ok=True)
             log = launch.enter_context(open(os.path.join(files_dir, LOG_FILE), "ab"))
-        launch.enter_context(_spark_home(_launch_home(master, settings, log)))
+        home = _launch_home(master, settings, log)
+        archive = None
+        if not _own_home_per_launch(master, log):  # a per-launch home's classpath is never the same twice
+            user_options = settings.get(_DRIVER_JAVA_OPTIONS, "")
+            archive = class_archive.plan_launch(archive_dir, home or _find_spark_home(), user_options)
+        if archive is not None:
+            conf.set(_DRIVER_JAVA_OPTIONS, archive.java_options(settings.get(_DRIVER_JAVA_OPTIONS, "")))
+        launch.enter_context(_spark_home(home))
         gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log} if log else None)
+    if archive is not None and archive.class_list is not None:
+        jvm: Any = gateway.jvm
+        classpath = str(jvm.java.lang.System.getProperty("java.class.path"))
+        runtime = jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+        options = [str(option) for option in runtime.getInputArguments()]
+        class_archive.start_dumper(archive, gateway.proc.pid, classpath, options)
     SparkContext._ensure_initialized(gateway=gateway, conf=conf)
 
 
 def _launch_home(master: str, settings: Mapping[str, str], log: BinaryIO | None) -> str | None:
     """The SPARK_HOME to launch the driver JVM from (None: the caller's), see the module docstring.
 
-    * ``local-cluster`` with a log: a home of this launch with its own ``work`` directory, named
-      in ``log``. Its in-process standalone workers write executor logs to ``$SPARK_HOME/work`` (no
-      setting moves it), which for a pip-installed PySpark is inside site-packages.
+    * ``local-cluster`` with a log (`_own_home_per_launch`): a home of this launch with its own
+      ``work`` directory, named in ``log``. Its in-process standalone workers write executor logs to
+      ``$SPARK_HOME/work`` (no setting moves it), which for a pip-installed PySpark is inside
+      site-packages.
     * otherwise, when workers would import pyspark from the package's zip although this interpreter
       has the same pyspark installed: one home shared by every launch of this user and PySpark.
     """
     real = _find_spark_home()
     workers_import_installed = _bundled_with_interpreter(real, settings)
-    if master.startswith("local-cluster") and log is not None:
+    if log is not None and _own_home_per_launch(master, log):
         home = tempfile.mkdtemp(prefix=_SHADOW_HOME_PREFIX)
         _link_home(real, home, keep_python=not workers_import_installed)
         os.makedirs(os.path.join(home, "work"))
@@ -161,6 +183,11 @@ def _launch_home(master: str, settings: Mapping[str, str], log: BinaryIO | None)
     if workers_import_installed:
         return _shared_home(real)
     return None
+
+
+def _own_home_per_launch(master: str, log: BinaryIO | None) -> bool:
+    """Whether the launch gets a home of its own (`_launch_home`)."""
+    return master.startswith("local-cluster") and log is not None
 
 
 def _bundled_with_interpreter(real: str, settings: Mapping[str, str]) -> bool:
