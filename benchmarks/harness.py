@@ -177,9 +177,9 @@ def prepare_class_archive() -> str:
     if directory is None:
         return f"class archive: off ({class_archive.SWITCH}=off)"
     start = time.perf_counter()
+    # The dumper outlives the process that started it and is adopted by this subreaper, so
+    # run_timed returns once the dump has ended.
     run_timed([sys.executable, "-c", _MAKE_CLASS_ARCHIVE], REPOSITORY)
-    while any(name.endswith(".classlist") for name in os.listdir(directory)):  # a dump is under way
-        time.sleep(1)
     archives = [name for name in os.listdir(directory) if name.endswith(".jsa")]
     failed = [name for name in os.listdir(directory) if name.endswith(".failed")]
     if failed:

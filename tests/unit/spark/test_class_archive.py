@@ -96,6 +96,9 @@ def test_a_launch_records_then_the_archive_is_used_and_a_changed_jar_gets_anothe
     changed = class_archive.plan_launch(archive_dir, str(fake_home), "")
     assert changed is not None and changed.class_list is not None and changed.archive != first.archive
 
+    (fake_home / "jars" / "missing.jar").symlink_to(fake_home / "nowhere.jar")
+    assert class_archive.plan_launch(archive_dir, str(fake_home), "") is None  # Spark reports it, not us
+
 
 def test_the_users_options_the_switch_and_a_shared_directory_turn_it_off(
     archive_dir: str, fake_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -198,6 +201,8 @@ def test_the_detached_dumper_waits_for_its_jvm_to_exit(
     launch = class_archive.plan_launch(archive_dir, home, "")
     assert launch is not None and launch.class_list is not None
     Path(launch.class_list).write_text(SHORT_LIST)
+    killed_dumpers_list = Path(f"{launch.archive}.999.1.classlist")
+    killed_dumpers_list.write_text(SHORT_LIST)
     running_jvm = subprocess.Popen(["sleep", "600"])  # stands in for the driver JVM that recorded the list
     try:
         class_archive.start_dumper(launch, running_jvm.pid, classpath, options)
@@ -209,7 +214,7 @@ def test_the_detached_dumper_waits_for_its_jvm_to_exit(
         running_jvm.wait()
 
     assert _wait_for(lambda: os.path.exists(launch.archive), 300)
-    assert not os.path.exists(launch.class_list)
+    assert not os.path.exists(launch.class_list) and not killed_dumpers_list.exists()
     assert not [name for name in os.listdir(archive_dir) if name.endswith((".tmp", ".failed"))]
     mapped = class_archive.plan_launch(archive_dir, home, "")
     assert mapped is not None and mapped.class_list is None

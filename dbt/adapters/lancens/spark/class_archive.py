@@ -33,6 +33,7 @@ for importing pyspark, pyarrow or dbt.
 from __future__ import annotations
 
 import fcntl
+import glob
 import hashlib
 import os
 import shlex
@@ -93,13 +94,16 @@ def plan_launch(directory: str | None, spark_home: str, user_options: str) -> Ar
     """What the launch of a driver JVM from ``spark_home`` does about the archive, None for nothing:
     switched off, the user's own CDS options, no ``java``, a directory that is not privately ours,
     a dump of this archive that failed, or one that is under way (its list is being recorded or
-    dumped already)."""
+    dumped already). Never raises for the file system: an archive only makes a start faster."""
     if directory is None or any(option in user_options for option in _USER_CDS_OPTIONS):
         return None
     java = _java()
     if java is None or not _private_directory(directory):
         return None
-    archive = os.path.join(directory, f"driver-{_key(java, spark_home)}.jsa")
+    try:
+        archive = os.path.join(directory, f"driver-{_key(java, spark_home)}.jsa")
+    except OSError:  # an unreadable jars directory or a dangling link in it: Spark will say so itself
+        return None
     if _is_ours(archive):
         return ArchiveLaunch(archive, java, class_list=None)
     if os.path.lexists(_failed(archive)) or _dump_under_way(archive):
@@ -117,14 +121,17 @@ def start_dumper(launch: ArchiveLaunch, jvm_pid: int, classpath: str, jvm_option
     shared = [option for option in jvm_options if option.startswith(_SHARED_OPTION_PREFIXES)]
     command = [sys.executable, os.path.abspath(__file__), str(jvm_pid), launch.class_list, launch.archive,
                launch.java, classpath, *shared]  # fmt: skip
-    subprocess.Popen(  # noqa: S603 - our own interpreter and script
-        command,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,  # a Ctrl-C of dbt does not stop a dump that is under way
-        close_fds=True,
-    )
+    try:
+        subprocess.Popen(  # noqa: S603 - our own interpreter and script
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # a Ctrl-C of dbt does not stop a dump that is under way
+            close_fds=True,
+        )
+    except OSError:
+        _remove(launch.class_list)  # nobody would dump it; the JVM writes on into the unlinked file
 
 
 def dump_after_exit(
@@ -164,6 +171,8 @@ def _dump(class_list: str, archive: str, java: str, classpath: str, jvm_options:
     result = subprocess.run(command, capture_output=True, text=True, check=False)  # noqa: S603
     if result.returncode == 0 and os.path.isfile(staged):
         os.rename(staged, archive)
+        for leftover in glob.glob(f"{glob.escape(archive)}.*.classlist"):  # of dumpers killed earlier
+            _remove(leftover)
         return True
     _remove(staged)
     with open(_failed(archive), "w") as failed:
