@@ -8,6 +8,7 @@ instead of a run's ~14,000 (about 40 s)."""
 from __future__ import annotations
 
 import fcntl
+import io
 import json
 import os
 import subprocess
@@ -81,16 +82,13 @@ def test_a_launch_records_then_the_archive_is_used_and_a_changed_jar_gets_anothe
     first = class_archive.plan_launch(archive_dir, str(fake_home), "-Dsome.setting=1")
     assert first is not None and first.class_list is not None
     assert os.path.dirname(first.class_list) == archive_dir
-    assert (
-        first.java_options("-Dsome.setting=1")
-        == f"-Dsome.setting=1 -XX:DumpLoadedClassList={first.class_list}"
-    )
+    assert first.java_option == f"-XX:DumpLoadedClassList={first.class_list}"
     assert os.stat(archive_dir).st_mode & 0o777 == 0o700
 
     Path(first.archive).write_bytes(b"an archive")
     mapped = class_archive.plan_launch(archive_dir, str(fake_home), "")
     assert mapped is not None and mapped.class_list is None
-    assert mapped.java_options("") == f"-XX:SharedArchiveFile={first.archive}"
+    assert mapped.java_option == f"-XX:SharedArchiveFile={first.archive}"
 
     (fake_home / "jars" / "spark-core.jar").write_bytes(b"another jar")
     changed = class_archive.plan_launch(archive_dir, str(fake_home), "")
@@ -128,6 +126,22 @@ def test_the_users_options_the_switch_and_a_shared_directory_turn_it_off(
     assert class_archive.plan_launch(str(link), str(fake_home), "") is None
 
 
+def test_the_session_asks_the_users_driver_options_and_spark_submit_opts(
+    archive_dir: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = session._launch_home("local[1]", session.default_config(), None)
+    assert session._plan_class_archive(archive_dir, "local[1]", None, home, {}) is not None
+    for key in ("spark.driver.extraJavaOptions", "spark.driver.defaultJavaOptions"):
+        assert session._plan_class_archive(archive_dir, "local[1]", None, home, {key: "-Xshare:off"}) is None
+    monkeypatch.setenv("SPARK_SUBMIT_OPTS", "-Dx=1 -XX:SharedArchiveFile=/opt/mine.jsa")
+    assert session._plan_class_archive(archive_dir, "local[1]", None, home, {}) is None
+    monkeypatch.delenv("SPARK_SUBMIT_OPTS")
+    own_home_per_launch = session._plan_class_archive(
+        archive_dir, "local-cluster[2,1,1024]", io.BytesIO(), home, {}
+    )
+    assert own_home_per_launch is None
+
+
 def test_no_launch_records_while_a_dump_is_under_way_or_after_one_failed(
     archive_dir: str, fake_home: Path
 ) -> None:
@@ -162,6 +176,7 @@ def test_a_dump_is_renamed_into_place_and_a_launch_maps_it(
     facts = _run_session(archive_dir)
     assert facts["answer"] == 1
     assert facts["cds_options"] == [f"-XX:SharedArchiveFile={launch.archive}"]
+    assert facts["user_option_kept"] is True  # the archive's option never replaces the user's
     assert facts["mapped"] == [launch.archive]  # the JVM accepted it: its classpath and JDK match
     assert facts["class_lists"] == []
 
@@ -172,6 +187,7 @@ def test_a_launch_without_an_archive_records_its_classes_for_a_dumper_that_waits
     assert facts["answer"] == 1
     (class_list,) = facts["class_lists"]
     assert facts["cds_options"] == [f"-XX:DumpLoadedClassList={class_list}"]
+    assert facts["user_option_kept"] is True
     assert facts["mapped"] == []
     assert facts["recorded_spark"] is True
     assert facts["other_launch_while_running"] == "None"  # the dumper held the lock while the JVM ran

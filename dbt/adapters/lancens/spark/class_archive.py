@@ -21,8 +21,8 @@ The life cycle, built so that no run pays for making the archive and no run trus
    time, so a changed installation gets a new archive instead of a stale one.
 
 Archives live in a directory of this user's only (mode 0700): classes mapped from a file someone
-else could write would be their code in our JVM. A user's own CDS options in
-``spark.driver.extraJavaOptions`` (``-Xshare:off``, ``-XX:SharedArchiveFile``, ...) win, and
+else could write would be their code in our JVM. A user's own CDS options in the driver's
+Java options (``-Xshare:off``, ``-XX:SharedArchiveFile``, ...) win, and
 ``DBT_LANCENS_CLASS_ARCHIVE=off`` turns the archive off (the test suite does, so that its many
 short-lived JVMs never start dumps beside the tests).
 
@@ -81,13 +81,10 @@ class ArchiveLaunch:
 
     @property
     def java_option(self) -> str:
+        """The driver JVM's option: map the archive, or record the classes for one."""
         if self.class_list is None:
             return f"-XX:SharedArchiveFile={self.archive}"
         return f"-XX:DumpLoadedClassList={self.class_list}"
-
-    def java_options(self, user_options: str) -> str:
-        """``spark.driver.extraJavaOptions`` for the launch: the user's, then ours."""
-        return f"{user_options} {self.java_option}".strip()
 
 
 def plan_launch(directory: str | None, spark_home: str, user_options: str) -> ArchiveLaunch | None:

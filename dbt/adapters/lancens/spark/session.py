@@ -54,7 +54,8 @@ _LOOPBACK = "127.0.0.1"
 LOG_FILE = "spark.log"
 _SHADOW_HOME_PREFIX = "dbt-lancens-spark-home-"
 _SHARED_HOME_PREFIX = "dbt-lancens-shared-spark-home-"
-_DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+_SUBMIT_OPTIONS = "SPARK_SUBMIT_OPTS"
+_DRIVER_OPTION_SETTINGS = ("spark.driver.defaultJavaOptions", "spark.driver.extraJavaOptions")
 
 
 def default_config() -> dict[str, str]:
@@ -144,21 +145,42 @@ def _start_jvm(
             os.makedirs(files_dir, exist_ok=True)
             log = launch.enter_context(open(os.path.join(files_dir, LOG_FILE), "ab"))
         home = _launch_home(master, settings, log)
-        archive = None
-        if not _own_home_per_launch(master, log):  # a per-launch home's classpath is never the same twice
-            user_options = settings.get(_DRIVER_JAVA_OPTIONS, "")
-            archive = class_archive.plan_launch(archive_dir, home or _find_spark_home(), user_options)
+        archive = _plan_class_archive(archive_dir, master, log, home, settings)
+        submit_options = os.environ.get(_SUBMIT_OPTIONS, "")
         if archive is not None:
-            conf.set(_DRIVER_JAVA_OPTIONS, archive.java_options(settings.get(_DRIVER_JAVA_OPTIONS, "")))
-        launch.enter_context(_spark_home(home))
+            submit_options = f"{submit_options} {archive.java_option}".strip()
+        launch.enter_context(_launch_environment(SPARK_HOME=home, SPARK_SUBMIT_OPTS=submit_options or None))
         gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log} if log else None)
     if archive is not None and archive.class_list is not None:
-        jvm: Any = gateway.jvm
-        classpath = str(jvm.java.lang.System.getProperty("java.class.path"))
-        runtime = jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
-        options = [str(option) for option in runtime.getInputArguments()]
-        class_archive.start_dumper(archive, gateway.proc.pid, classpath, options)
+        _start_class_dumper(archive, gateway)
     SparkContext._ensure_initialized(gateway=gateway, conf=conf)
+
+
+def _plan_class_archive(
+    archive_dir: str | None, master: str, log: BinaryIO | None, home: str | None, settings: Mapping[str, str]
+) -> class_archive.ArchiveLaunch | None:
+    """What this launch does about the class archive (``class_archive.py``). A per-launch home's
+    classpath is never the same twice, so it gets none. The JVM option goes in ``SPARK_SUBMIT_OPTS``,
+    which Spark's launcher puts before the driver options of the settings and of
+    ``spark-defaults.conf``: none of the user's is replaced, and a CDS option of theirs wins."""
+    if _own_home_per_launch(master, log):
+        return None
+    user_options = " ".join(
+        (os.environ.get(_SUBMIT_OPTIONS, ""), *(settings.get(key, "") for key in _DRIVER_OPTION_SETTINGS))
+    )
+    return class_archive.plan_launch(archive_dir, home or _find_spark_home(), user_options)
+
+
+def _start_class_dumper(archive: class_archive.ArchiveLaunch, gateway: Any) -> None:
+    """Start the dumper of the class list the JVM behind ``gateway`` records, with that JVM's own
+    classpath and options (the archive must match them to be mapped)."""
+    jvm = gateway.jvm
+    classpath = str(jvm.java.lang.System.getProperty("java.class.path"))
+    options = [
+        str(option)
+        for option in jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
+    ]
+    class_archive.start_dumper(archive, gateway.proc.pid, classpath, options)
 
 
 def _launch_home(master: str, settings: Mapping[str, str], log: BinaryIO | None) -> str | None:
@@ -246,17 +268,15 @@ def _linked_entries(real: str, *, keep_python: bool) -> list[str]:
 
 
 @contextmanager
-def _spark_home(home: str | None) -> Iterator[None]:
-    """``SPARK_HOME`` set to ``home`` (when given) while the JVM is launched."""
-    if home is None:
-        yield
-        return
-    previous = os.environ.get("SPARK_HOME")
-    os.environ["SPARK_HOME"] = home
+def _launch_environment(**variables: str | None) -> Iterator[None]:
+    """The environment variables given (those not None) set while the JVM is launched."""
+    previous = {name: os.environ.get(name) for name in variables}
+    os.environ.update({name: value for name, value in variables.items() if value is not None})
     try:
         yield
     finally:
-        if previous is None:
-            del os.environ["SPARK_HOME"]
-        else:
-            os.environ["SPARK_HOME"] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

@@ -19,7 +19,8 @@ from dbt.adapters.lancens.spark.session import get_or_create_session
 
 
 def main(directory: str, skip_dump: bool) -> None:
-    spark = get_or_create_session(master="local[1]", class_archive_dir=directory)
+    user_options = {"spark.driver.extraJavaOptions": "-Ddbt.lancens.test=kept"}
+    spark = get_or_create_session(master="local[1]", config=user_options, class_archive_dir=directory)
     jvm = spark._jvm
     arguments = [
         str(a) for a in jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
@@ -31,6 +32,7 @@ def main(directory: str, skip_dump: bool) -> None:
     facts = {
         "answer": spark.sql("select 1 as one").collect()[0].one,
         "cds_options": [a for a in arguments if "Shared" in a or "DumpLoadedClassList" in a],
+        "user_option_kept": "-Ddbt.lancens.test=kept" in arguments,
         "mapped": mapped,
         "class_lists": lists,
         "spark_home": str(jvm.java.lang.System.getenv("SPARK_HOME")),
