@@ -56,7 +56,7 @@ _USER_CDS_OPTIONS = (
     "ArchiveClassesAtExit",
     "SharedClassListFile",
 )
-_SPARK_STARTED = "org/apache/spark/SparkContext"
+_SPARK_STARTED = "org/apache/spark/SparkContext"  # in a list, the mark of a JVM that started Spark
 # The driver's options that the dump must share with the launches that map the archive: the heap
 # size (the archived heap objects depend on it) and the modules added to the boot layer.
 _SHARED_OPTION_PREFIXES = ("-Xmx", "--add-modules")
@@ -116,8 +116,9 @@ def start_dumper(launch: ArchiveLaunch, jvm_pid: int, classpath: str, jvm_option
     if launch.class_list is None:
         return
     shared = [option for option in jvm_options if option.startswith(_SHARED_OPTION_PREFIXES)]
-    command = [sys.executable, os.path.abspath(__file__), str(jvm_pid), launch.class_list, launch.archive,
-               launch.java, classpath, *shared]  # fmt: skip
+    # -I: isolated, so this file's directory (which holds a `types.py`) is not put before the stdlib.
+    command = [sys.executable, "-I", os.path.abspath(__file__), str(jvm_pid), launch.class_list,
+               launch.archive, launch.java, classpath, *shared]  # fmt: skip
     try:
         subprocess.Popen(  # noqa: S603 - our own interpreter and script
             command,
