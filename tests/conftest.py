@@ -24,9 +24,9 @@ _PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_PROJECT_ROOT, os.environ.get("PYTHONPATH")) if p)
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-# The driver JVM's class archive is made by a dump beside the run that recorded its classes
-# (spark/class_archive.py): the suite's many short-lived JVMs must never start one beside the tests.
-# Its own tests pass their own directory.
+# A dbt process that finds no driver class archive records its classes and leaves a dump (~40 s of
+# CPU) to run once its JVM exits (spark/class_archive.py): the dbt processes the tests start must
+# never leave dumps running beside the suite. The archive's own tests pass their own directory.
 os.environ["DBT_LANCENS_CLASS_ARCHIVE"] = "off"
 # moto and botocore must never look for real credentials or instance metadata.
 os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
