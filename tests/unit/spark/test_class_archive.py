@@ -52,6 +52,17 @@ def driver(spark: Any) -> tuple[str, list[str]]:
     return str(spark._jvm.java.lang.System.getProperty("java.class.path")), options
 
 
+@pytest.fixture
+def recording(archive_dir: str) -> tuple[str, class_archive.ArchiveLaunch]:
+    """The shared launch home, and a launch from it that records: its class list holds SHORT_LIST."""
+    home = session._launch_home("local[1]", session.default_config(), None)
+    assert home is not None
+    launch = class_archive.plan_launch(archive_dir, home, "")
+    assert launch is not None and launch.class_list is not None
+    Path(launch.class_list).write_text(SHORT_LIST)
+    return home, launch
+
+
 def _run_session(directory: str, *flags: str) -> dict[str, Any]:
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
@@ -157,14 +168,10 @@ def test_no_launch_records_while_a_dump_is_under_way_or_after_one_failed(
 
 
 def test_a_dump_is_renamed_into_place_and_a_launch_maps_it(
-    archive_dir: str, driver: tuple[str, list[str]]
+    archive_dir: str, recording: tuple[str, class_archive.ArchiveLaunch], driver: tuple[str, list[str]]
 ) -> None:
     classpath, options = driver
-    home = session._launch_home("local[1]", session.default_config(), None)
-    assert home is not None
-    launch = class_archive.plan_launch(archive_dir, home, "")
-    assert launch is not None and launch.class_list is not None
-    Path(launch.class_list).write_text(SHORT_LIST)
+    _, launch = recording
 
     assert class_archive.dump_after_exit(
         _dead_pid(), launch.class_list, launch.archive, launch.java, classpath, options
@@ -209,14 +216,10 @@ def _can_lock(lock: Any) -> bool:
 
 
 def test_the_detached_dumper_waits_for_its_jvm_to_exit(
-    archive_dir: str, driver: tuple[str, list[str]]
+    archive_dir: str, recording: tuple[str, class_archive.ArchiveLaunch], driver: tuple[str, list[str]]
 ) -> None:
     classpath, options = driver
-    home = session._launch_home("local[1]", session.default_config(), None)
-    assert home is not None
-    launch = class_archive.plan_launch(archive_dir, home, "")
-    assert launch is not None and launch.class_list is not None
-    Path(launch.class_list).write_text(SHORT_LIST)
+    home, launch = recording
     killed_dumpers_list = Path(f"{launch.archive}.999.1.classlist")
     killed_dumpers_list.write_text(SHORT_LIST)
     running_jvm = subprocess.Popen(["sleep", "600"])  # stands in for the driver JVM that recorded the list
@@ -237,13 +240,10 @@ def test_the_detached_dumper_waits_for_its_jvm_to_exit(
 
 
 def test_a_failed_dump_is_marked_and_a_list_without_spark_is_not_dumped(
-    archive_dir: str, driver: tuple[str, list[str]]
+    archive_dir: str, recording: tuple[str, class_archive.ArchiveLaunch], driver: tuple[str, list[str]]
 ) -> None:
     classpath, _ = driver
-    home = session._launch_home("local[1]", session.default_config(), None)
-    assert home is not None
-    launch = class_archive.plan_launch(archive_dir, home, "")
-    assert launch is not None and launch.class_list is not None
+    home, launch = recording
 
     Path(launch.class_list).write_text("java/lang/Object\n")  # a JVM that never started Spark
     assert not class_archive.dump_after_exit(
