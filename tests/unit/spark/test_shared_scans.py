@@ -114,6 +114,43 @@ SQL_SHAPES = {
     "one read, two tables of one location": (
         "SELECT a.id FROM {t} a JOIN {t_v1} b ON a.id = b.id WHERE a.amount > 50 AND b.category = 'a'"
     ),
+    # Read once, so the adapter's path reads only the columns the plan uses (the rest come back as
+    # nulls that nothing may read): every way a query can use a column.
+    "some columns of one read": "SELECT id, category FROM {t} WHERE amount > 20",
+    "count of one read": "SELECT count(*) AS n FROM {t}",
+    "grouped aggregate": "SELECT category, sum(amount) AS s, count(name) AS c FROM {t} GROUP BY category",
+    "order by a column not returned": "SELECT name FROM {t} ORDER BY amount, id",
+    "window over columns not returned": (
+        "SELECT id, rank() OVER (PARTITION BY category ORDER BY amount, id) AS r FROM {t}"
+    ),
+    "distinct over an expression": "SELECT DISTINCT category, amount > 50 AS big FROM {t}",
+    "every column of one read": "SELECT * FROM {t} WHERE id > 30",
+    "except between two relations": (
+        "SELECT category, amount FROM {t} EXCEPT SELECT category, amount FROM {t_v1}"
+    ),
+    "intersect of whole rows": "SELECT * FROM {t} INTERSECT SELECT * FROM {t_v1}",
+    "union of different columns of two relations": (
+        "SELECT id, name FROM {t} UNION ALL SELECT amount, category FROM {t_v1}"
+    ),
+    "CTE read once": "WITH c AS (SELECT id, amount, name FROM {t}) SELECT id, name FROM c WHERE amount > 30",
+    "subquery in FROM": (
+        "SELECT x.c, count(*) AS n FROM (SELECT category AS c, amount FROM {t}) x "
+        "WHERE x.amount > 10 GROUP BY x.c"
+    ),
+    "scalar subquery over the other relation": (
+        "SELECT id FROM {t} WHERE amount > (SELECT avg(amount) FROM {t_v1})"
+    ),
+    "left join of two relations": "SELECT a.id, b.name FROM {t} a LEFT JOIN {t_v1} b ON a.id = b.id + 5",
+    "expressions over columns": ("SELECT upper(name) AS u, amount * 2 AS d FROM {t} WHERE category <> 'a'"),
+    "having on a column not returned": ("SELECT category FROM {t} GROUP BY category HAVING max(amount) > 90"),
+    "rollup": (
+        "SELECT category, name IS NULL AS anon, count(*) AS n FROM {t} "
+        "GROUP BY ROLLUP(category, name IS NULL)"
+    ),
+    "exists against the other relation": (
+        "SELECT o.name FROM {t} o WHERE EXISTS (SELECT 1 FROM {t_v1} i WHERE i.id = o.id AND i.amount > 50)"
+    ),
+    "a view read once": "SELECT category, count(*) AS n FROM {big} GROUP BY category",
 }
 
 
@@ -185,6 +222,83 @@ def test_only_the_relation_read_once_gets_pushdown(spark: SparkSession, tables: 
     above_50_v1 = sum(1 for i in range(30) if (i * 37) % 100 > 50)
     assert len(rows) == above_50 + above_50_v1 + 30
     assert sorted(_scan_output_rows(frame)) == sorted([above_50, 30, 30])
+
+
+def _read_columns(frame: DataFrame) -> list[str | None]:
+    """The read_columns option of every relation of a frame's analysed plan."""
+    found = []
+    pending = [frame._jdf.queryExecution().analyzed()]
+    while pending:
+        node = pending.pop()
+        if node.getClass().getSimpleName() == "DataSourceV2Relation":
+            value = node.options().getOrDefault("read_columns", None)
+            found.append(None if value is None else str(value))
+        for children in (node.children(), node.innerChildren()):
+            iterator = children.iterator()
+            while iterator.hasNext():
+                pending.append(iterator.next())
+    return found
+
+
+@pytest.mark.parametrize(
+    ("shape", "read_columns"),
+    [
+        ("some columns of one read", ["0,1,2"]),  # id, amount (the filter), category; not name
+        ("count of one read", ["0"]),  # one column, for the rows
+        ("order by a column not returned", ["0,1,3"]),
+        ("every column of one read", [None]),
+        ("CTE read once", ["0,1,3"]),
+        ("intersect of whole rows", [None, None]),
+        ("union of different columns of two relations", ["0,3", "1,2"]),
+    ],
+)
+def test_a_relation_read_once_reads_only_the_columns_its_plan_uses(
+    spark: SparkSession, tables: Tables, shape: str, read_columns: list[str | None]
+) -> None:
+    frame = sql_with_pushdown(spark, _sql(shape, tables, "lance"))
+    assert sorted(_read_columns(frame), key=repr) == sorted(read_columns, key=repr)
+    assert _sorted(frame) == _sorted(spark.sql(_sql(shape, tables, "parquet")))
+
+
+def test_columns_spark_declares_not_null_are_read_even_when_unused(
+    spark: SparkSession, tables: Tables, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A null in a column Spark holds non-nullable fails the task (a null string there is a
+    NullPointerException in Spark's row writer), used or not: such columns are always read."""
+    uri = str(tmp_path_factory.mktemp("not_null") / "t.lance")
+    schema = pa.schema(
+        [
+            pa.field("id", pa.int64(), nullable=False),
+            pa.field("label", pa.string(), nullable=False),
+            pa.field("note", pa.string()),
+        ]
+    )
+    lance.write_dataset(
+        pa.table({"id": [1, 2, 3], "label": ["x", "y", "z"], "note": ["a", None, "c"]}, schema), uri
+    )
+    spark.sql(f"CREATE TABLE {LANCE_DB}.not_null USING {register_bound_source(spark, {'path': uri})}")
+    assert [field.nullable for field in spark.table(f"{LANCE_DB}.not_null").schema] == [False, False, True]
+
+    frame = sql_with_pushdown(spark, f"SELECT id FROM {LANCE_DB}.not_null WHERE id > 1")
+    assert _read_columns(frame) == ["0"]
+    assert _sorted(frame) == [(2,), (3,)]
+
+
+def test_the_reader_returns_unread_columns_as_nulls_and_names_bad_positions(
+    spark: SparkSession, tables: Tables
+) -> None:
+    reader = spark.read.format("lance").option("filter_pushdown", "true")
+    rows = reader.option("read_columns", "2,0").load(tables.lance_uri).collect()
+    assert sorted((row.id, row.amount, row.category, row.name) for row in rows) == [
+        (i, None, CATEGORIES[i % 3], None) for i in range(40)
+    ]
+    # Without the proof that the scan is its relation's only one, every column is read.
+    unproven = spark.read.format("lance").option("read_columns", "0").load(tables.lance_uri).collect()
+    assert all(row.amount is not None for row in unproven)
+    with pytest.raises(Exception, match="read_columns"):
+        reader.option("read_columns", "0,9").load(tables.lance_uri).collect()
+    with pytest.raises(Exception, match="read_columns"):
+        reader.option("read_columns", "id").load(tables.lance_uri).collect()
 
 
 def test_commands_run_once_and_are_not_rewritten(spark: SparkSession, tables: Tables) -> None:

@@ -55,6 +55,18 @@ def _bool(raw: str | None, name: str, default: bool) -> bool:
     raise ValueError(f"option {name} must be true or false, got {raw!r}")
 
 
+def _indexes(raw: str | None, name: str) -> tuple[int, ...] | None:
+    if raw is None:
+        return None
+    try:
+        indexes = tuple(int(part) for part in raw.split(",") if part.strip())
+    except ValueError:
+        raise ValueError(f"option {name} must be column positions like 0,2,5, got {raw!r}") from None
+    if not indexes or min(indexes) < 0:
+        raise ValueError(f"option {name} must name at least one column position >= 0, got {raw!r}")
+    return indexes
+
+
 @dataclass(frozen=True)
 class LanceOptions:
     """Everything the reader and writer need, picklable, shipped to Spark's Python workers.
@@ -62,6 +74,8 @@ class LanceOptions:
     ``filter_pushdown`` is off unless a caller proves the scan is the only one of its relation
     (see ``pushdown.py``): PySpark 4.3 shares one planned reader among every scan of a relation,
     so a reader that filters would filter the other scans too (docs/spark-datasource.md).
+    ``read_columns`` (positions in the relation's schema) comes with that proof: the only scan reads
+    just those columns and returns the others as nulls, which the query never reads.
     """
 
     uri: str
@@ -76,6 +90,7 @@ class LanceOptions:
     commit_hook: str | None = None
     commit_hook_args: dict[str, Any] = field(default_factory=dict)
     filter_pushdown: bool = False
+    read_columns: tuple[int, ...] | None = None
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> LanceOptions:
@@ -105,6 +120,7 @@ class LanceOptions:
             commit_hook=options.get("commit_hook") or None,
             commit_hook_args=_json_object(options.get("commit_hook_args"), "commit_hook_args"),
             filter_pushdown=_bool(options.get("filter_pushdown"), "filter_pushdown", False),
+            read_columns=_indexes(options.get("read_columns"), "read_columns"),
         )
         if parsed.version is not None and parsed.timestamp is not None:
             raise ValueError("options version and timestamp are exclusive: give one")

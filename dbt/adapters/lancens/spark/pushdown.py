@@ -14,6 +14,13 @@ A reference that is the only scan of its relation gets ``WITH ('filter_pushdown'
 after its name in the SQL text, at the position Spark's parser recorded. The rewritten query is
 analysed and checked again; if anything differs from what was proven, the original query is used.
 
+Column pruning rides on the same proof (PySpark 4.3's Python sources have none of their own): such
+a scan also gets ``'read_columns'``, the positions of the relation's columns the plan can use, and
+the reader returns the other columns as nulls. A column counts as used when any plan node's
+expressions reference it, when the query (or a subquery) returns it, or when it reaches a node that
+uses its children's rows whole or by position (set operations, ``DISTINCT``, CTE definitions and
+every node kind not listed in ``_EXPLICIT``): there every column of the children counts.
+
 The frame returned must be executed once (one action): a later query built on top of it with other
 filters would re-plan the shared relation (see docs/spark-datasource.md). Commands (DDL, INSERT) run
 when analysed, so they are never rewritten. Without a JVM gateway (Spark Connect) queries are returned
@@ -22,6 +29,7 @@ unchanged: correct, without pushdown.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -29,9 +37,36 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 OPTION = "filter_pushdown"
-_CLAUSE = f" WITH ('{OPTION}' = 'true')"
+READ_COLUMNS = "read_columns"
 _SOURCE_PREFIX = "lance"
 _RECURSIVE = frozenset({"UnionLoop", "UnionLoopRef"})
+# Plan nodes that use their children's columns only through their expressions' references, and
+# pass the columns they keep on under the same ids. Below any other node every column counts.
+_EXPLICIT = frozenset(
+    {
+        "Project",
+        "Filter",
+        "Aggregate",
+        "Join",
+        "Sort",
+        "SubqueryAlias",
+        "View",
+        "GlobalLimit",
+        "LocalLimit",
+        "Offset",
+        "Window",
+        "Generate",
+        "Sample",
+        "RepartitionByExpression",
+        "Repartition",
+        "ResolvedHint",
+        "DataSourceV2Relation",
+        "LocalRelation",
+        "OneRowRelation",
+        "Range",
+    }
+)
+_EXPRESSION_ID = re.compile(r"#(\d+)")
 
 
 @dataclass(frozen=True)
@@ -40,11 +75,14 @@ class _Scan:
 
     table: int  # identity of the table object Spark shares among the references to one table
     times: int
+    width: int  # the relation's number of columns
     start: int | None  # span of the reference in `sql_text` (inclusive), when Spark recorded one
     stop: int | None
     sql_text: str | None
     has_options: bool
     pushdown: bool
+    used: tuple[int, ...]  # positions of the relation's columns the plan can use
+    read_columns: str | None  # the scan's read_columns option
 
 
 class _Recursive(Exception):
@@ -64,16 +102,16 @@ def sql_with_pushdown(spark: SparkSession, statement: str) -> DataFrame:
         scans = _scans(jvm, analyzed)
     except _Recursive:
         return frame
-    spans = _exclusive_spans(scans, statement)
-    if not spans:
+    exclusive = _exclusive_scans(scans, statement)
+    if not exclusive:
         return frame
-    rewritten = _insert_option(statement, spans)
+    rewritten = _insert_options(statement, exclusive)
     candidate = spark.sql(rewritten)
     try:
         checked = _scans(jvm, candidate._jdf.queryExecution().analyzed())
     except _Recursive:
         return frame
-    return candidate if _pushdown_is_exclusive(checked, len(spans)) else frame
+    return candidate if _pushdown_is_exclusive(checked, len(exclusive)) else frame
 
 
 def _is_command(jvm: Any, plan: Any) -> bool:
@@ -83,8 +121,8 @@ def _is_command(jvm: Any, plan: Any) -> bool:
     return bool(command.isInstance(plan))
 
 
-def _exclusive_spans(scans: list[_Scan], statement: str) -> list[tuple[int, int]]:
-    """Spans of the references in `statement` whose relation no other scan shares."""
+def _exclusive_scans(scans: list[_Scan], statement: str) -> list[_Scan]:
+    """The scans of references in `statement` whose relation no other scan shares."""
     per_table: dict[int, int] = defaultdict(int)
     for scan in scans:
         per_table[scan.table] += scan.times
@@ -96,17 +134,40 @@ def _exclusive_spans(scans: list[_Scan], statement: str) -> list[tuple[int, int]
             continue
         if not _is_name(statement[scan.start : scan.stop + 1]):
             continue
-        spans.append((scan.start, scan.stop))
+        spans.append(scan)
     return spans
 
 
 def _pushdown_is_exclusive(scans: list[_Scan], expected: int) -> bool:
-    """Every relation with pushdown on is scanned once, and there are as many as were marked."""
+    """Every relation with pushdown on is scanned once, there are as many as were marked, and each
+    reads at least the columns the rewritten plan can use."""
     per_table: dict[int, int] = defaultdict(int)
     for scan in scans:
         per_table[scan.table] += scan.times
     pushed = [scan for scan in scans if scan.pushdown]
-    return len(pushed) == expected and all(per_table[s.table] == 1 and s.times == 1 for s in pushed)
+    return len(pushed) == expected and all(
+        per_table[s.table] == 1 and s.times == 1 and _reads_what_is_used(s) for s in pushed
+    )
+
+
+def _reads_what_is_used(scan: _Scan) -> bool:
+    if scan.read_columns is None:
+        return True
+    try:
+        read = {int(position) for position in scan.read_columns.split(",")}
+    except ValueError:
+        return False
+    return set(scan.used) <= read
+
+
+def _clause(scan: _Scan) -> str:
+    """The options clause for an exclusive scan: filter pushdown, and the columns it reads when the
+    plan uses fewer than all (at least one, so a scan for ``count(*)`` still returns its rows)."""
+    options = [f"'{OPTION}' = 'true'"]
+    if len(scan.used) < scan.width:
+        positions = scan.used or (0,)
+        options.append(f"'{READ_COLUMNS}' = '{','.join(str(p) for p in positions)}'")
+    return f" WITH ({', '.join(options)})"
 
 
 def _is_name(text: str) -> bool:
@@ -122,45 +183,73 @@ def _is_name(text: str) -> bool:
     return not inside_quotes
 
 
-def _insert_option(statement: str, spans: list[tuple[int, int]]) -> str:
-    """`statement` with the pushdown options clause after each span, last span first."""
-    for _, stop in sorted(spans, reverse=True):
-        statement = statement[: stop + 1] + _CLAUSE + statement[stop + 1 :]
+def _insert_options(statement: str, scans: list[_Scan]) -> str:
+    """`statement` with each scan's options clause after its name, last name first."""
+    for scan in sorted(scans, key=lambda scan: scan.stop or 0, reverse=True):
+        assert scan.stop is not None  # _exclusive_scans keeps only scans with a span
+        statement = statement[: scan.stop + 1] + _clause(scan) + statement[scan.stop + 1 :]
     return statement
 
 
 def _scans(jvm: Any, root: Any) -> list[_Scan]:
-    """Every ``lance`` relation of an analysed plan with the number of times the query scans it."""
+    """Every ``lance`` relation of an analysed plan with the number of times the query scans it and
+    the columns of it the plan can use."""
     walk = _Walk(jvm)
     walk.visit(root, None)
+    walk.use_all(root)  # what the query returns
     times = walk.cte_times()
     return [
         _Scan(
-            table=table,
-            times=1 if cte is None else times[cte],
-            start=start,
-            stop=stop,
-            sql_text=sql_text,
-            has_options=has_options,
-            pushdown=pushdown,
+            table=found.table,
+            times=1 if found.cte is None else times[found.cte],
+            start=found.start,
+            stop=found.stop,
+            sql_text=found.sql_text,
+            has_options=found.has_options,
+            pushdown=found.pushdown,
+            width=len(found.column_ids),
+            used=tuple(i for i, column in enumerate(found.column_ids) if column in walk.used),
+            read_columns=found.read_columns,
         )
-        for cte, table, start, stop, sql_text, has_options, pushdown in walk.relations
+        for found in walk.relations
     ]
 
 
+@dataclass(frozen=True)
+class _Relation:
+    """A ``lance`` relation as the walk found it."""
+
+    cte: int | None  # the CTE definition it is in (None: the main query or a subquery)
+    table: int
+    start: int | None
+    stop: int | None
+    sql_text: str | None
+    has_options: bool
+    pushdown: bool
+    column_ids: tuple[int, ...]  # expression ids of its columns, in schema order
+    read_columns: str | None
+
+
 class _Walk:
-    """Collects relations and CTE references of a plan, remembering which CTE definition each is in."""
+    """Collects relations and CTE references of a plan, remembering which CTE definition each is in,
+    and the expression ids of every column the plan can use."""
 
     def __init__(self, jvm: Any) -> None:
         self.jvm = jvm
-        self.relations: list[tuple[int | None, int, int | None, int | None, str | None, bool, bool]] = []
+        self.relations: list[_Relation] = []
         # CTE id -> the CTE definitions (None: the main query) that reference it, once per reference
         self.references: dict[int, list[int | None]] = defaultdict(list)
+        self.used: set[int] = set()
 
     def visit(self, node: Any, cte: int | None) -> None:
         kind = node.getClass().getSimpleName()
         if kind in _RECURSIVE:
             raise _Recursive
+        self._use(node.references())
+        if kind not in _EXPLICIT:
+            children = node.children().iterator()
+            while children.hasNext():
+                self.use_all(children.next())
         if kind == "CTERelationRef":
             self.references[int(node.cteId())].append(cte)
             return
@@ -168,10 +257,23 @@ class _Walk:
             cte = int(node.id())
         elif kind == "DataSourceV2Relation":
             self._relation(node, cte)
-        for children in (node.children(), node.innerChildren()):
-            iterator = children.iterator()
-            while iterator.hasNext():
-                self.visit(iterator.next(), cte)
+        iterator = node.children().iterator()
+        while iterator.hasNext():
+            self.visit(iterator.next(), cte)
+        inner = node.innerChildren().iterator()
+        while inner.hasNext():
+            plan = inner.next()
+            self.use_all(plan)  # a subquery's result is used by the expression that holds it
+            self.visit(plan, cte)
+
+    def use_all(self, plan: Any) -> None:
+        """Count every column ``plan`` outputs as used."""
+        self._use(plan.output())
+
+    def _use(self, attributes: Any) -> None:
+        # Spark prints an attribute as name#id (a name containing "#<digits>" only adds ids: more
+        # columns read, never fewer).
+        self.used.update(int(found) for found in _EXPRESSION_ID.findall(str(attributes)))
 
     def _relation(self, node: Any, cte: int | None) -> None:
         table = node.table()
@@ -181,15 +283,18 @@ class _Walk:
             return
         origin = node.origin()
         options = node.options()
+        output = node.output()
         self.relations.append(
-            (
-                cte,
-                int(self.jvm.System.identityHashCode(table)),
-                _option(origin.startIndex()),
-                _option(origin.stopIndex()),
-                _option(origin.sqlText()),
-                not options.isEmpty(),
-                str(options.getOrDefault(OPTION, "false")).lower() == "true",
+            _Relation(
+                cte=cte,
+                table=int(self.jvm.System.identityHashCode(table)),
+                start=_option(origin.startIndex()),
+                stop=_option(origin.stopIndex()),
+                sql_text=_option(origin.sqlText()),
+                has_options=not options.isEmpty(),
+                pushdown=str(options.getOrDefault(OPTION, "false")).lower() == "true",
+                column_ids=tuple(int(output.apply(i).exprId().id()) for i in range(output.size())),
+                read_columns=_text(options.getOrDefault(READ_COLUMNS, None)),
             )
         )
 
@@ -206,10 +311,14 @@ class _Walk:
                 )
             return memo[cte]
 
-        ids = {cte for cte, *_ in self.relations if cte is not None} | set(self.references)
+        ids = {found.cte for found in self.relations if found.cte is not None} | set(self.references)
         return {cte: times(cte, frozenset()) for cte in ids}
 
 
 def _option(value: Any) -> Any:
     """A Scala ``Option`` as the value or None."""
     return value.get() if value.isDefined() else None
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)

@@ -102,6 +102,32 @@ def group_fragments(
     return groups
 
 
+def _read_positions(options: LanceOptions, schema: StructType) -> list[int]:
+    """The schema positions a scan reads: all, or ``read_columns`` when the scan is proven to be
+    its relation's only one (``filter_pushdown``; without that proof another scan could need more).
+    Columns Spark declares non-nullable are always read: Spark does not expect a null in them, even
+    in a column the query never uses (a null string there fails the task)."""
+    width = len(schema.fields)
+    if options.read_columns is None or not options.filter_pushdown:
+        return list(range(width))
+    if max(options.read_columns) >= width:
+        raise ValueError(
+            f"option read_columns {list(options.read_columns)} is beyond the {width} columns of the table"
+        )
+    required = {position for position, field in enumerate(schema.fields) if not field.nullable}
+    return sorted(set(options.read_columns) | required)
+
+
+def _widen(batch: pa.RecordBatch, target: pa.Schema, positions: list[int]) -> pa.RecordBatch:
+    """``batch`` (the columns at ``positions``) as a batch of ``target``, the others all null."""
+    if len(positions) == len(target):
+        return batch
+    arrays = [pa.nulls(batch.num_rows, field.type) for field in target]
+    for column, position in enumerate(positions):
+        arrays[position] = batch.column(column)
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
 class LanceReader(DataSourceReader):
     """Scans one pinned version of a Lance table, reading only the schema's columns."""
 
@@ -112,7 +138,9 @@ class LanceReader(DataSourceReader):
         self.schema = schema
         lance_names = {name.lower(): name for name in dataset.schema.names}
         self.columns = [lance_names.get(field.name.lower(), field.name) for field in schema.fields]
-        self.batch_size = options.batch_size or default_batch_size(spark_arrow_schema(schema))
+        self.read_positions = _read_positions(options, schema)
+        read_schema = StructType([schema.fields[i] for i in self.read_positions])
+        self.batch_size = options.batch_size or default_batch_size(spark_arrow_schema(read_schema))
         self.filter: str | None = None
         self._sizes = [(f.fragment_id, f.metadata.num_rows) for f in dataset.get_fragments()]
 
@@ -151,21 +179,23 @@ class LanceReader(DataSourceReader):
             return
         dataset = open_dataset(self.options, version=self.version)
         target = spark_arrow_schema(self.schema)
+        read_target = pa.schema([target.field(i) for i in self.read_positions])
+        columns = [self.columns[i] for i in self.read_positions]
         if group.offset is not None:
             (fragment_id,) = group.fragment_ids
             scanner = _fragment(dataset, fragment_id).scanner(
-                columns=self.columns,
+                columns=columns,
                 offset=group.offset,
                 limit=group.rows,
                 batch_size=self.batch_size,
             )
         else:
             scanner = dataset.scanner(
-                columns=self.columns,
+                columns=columns,
                 filter=self.filter,
                 fragments=[_fragment(dataset, fragment_id) for fragment_id in group.fragment_ids],
                 batch_size=self.batch_size,
             )
         for batch in scanner.to_batches():
             if batch.num_rows:
-                yield conform(batch, target)
+                yield _widen(conform(batch, read_target), target, self.read_positions)
