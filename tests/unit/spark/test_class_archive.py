@@ -239,6 +239,33 @@ def test_the_detached_dumper_waits_for_its_jvm_to_exit(
     assert mapped is not None and mapped.class_list is None
 
 
+def test_no_dump_without_the_memory_it_takes(
+    archive_dir: str,
+    recording: tuple[str, class_archive.ArchiveLaunch],
+    driver: tuple[str, list[str]],
+    tmp_path: Path,
+) -> None:
+    """A machine with less than 1.5 GiB available (by the kernel's MemAvailable) gets no dump and no
+    failure mark: a later run records again."""
+    small = tmp_path / "meminfo-small"
+    small.write_text(
+        "MemTotal:        2048000 kB\nMemFree:          300000 kB\nMemAvailable:     900000 kB\n"
+    )
+    large = tmp_path / "meminfo-large"
+    large.write_text("MemTotal:        8192000 kB\nMemAvailable:    4000000 kB\n")
+    assert not class_archive.memory_to_spare(str(small))
+    assert class_archive.memory_to_spare(str(large))
+    assert class_archive.memory_to_spare(str(tmp_path / "no-such-file"))  # not known: dump
+
+    home, launch = recording
+    classpath, options = driver
+    assert not class_archive.dump_after_exit(
+        _dead_pid(), launch.class_list, launch.archive, launch.java, classpath, options, meminfo=str(small)
+    )
+    assert sorted(os.listdir(archive_dir)) == [f"{os.path.basename(launch.archive)}.lock"]
+    assert class_archive.plan_launch(archive_dir, home, "") is not None
+
+
 def test_a_failed_dump_is_marked_and_a_list_without_spark_is_not_dumped(
     archive_dir: str, recording: tuple[str, class_archive.ArchiveLaunch], driver: tuple[str, list[str]]
 ) -> None:

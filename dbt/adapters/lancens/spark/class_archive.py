@@ -11,10 +11,12 @@ The life cycle, built so that no run pays for making the archive and no run trus
    cheap) and starts a dumper: this file run as a script, in its own session, at the lowest CPU
    priority. It waits for that JVM to exit, so the list is complete and the dump (~40 s of CPU,
    ~0.9 GB of memory, a ~170 MB file) never overlaps the run that recorded it.
-2. The dumper takes a lock (one dump at a time per archive), runs ``java -Xshare:dump`` with the
-   JVM's classpath into a temporary file and renames it into place only when the dump succeeded:
-   a later launch sees a complete archive or none. A failed dump leaves a ``.failed`` file with the
-   JDK's output, and no launch records or dumps for that archive again (delete it to retry).
+2. The dumper takes a lock (one dump at a time per archive). Once the JVM has exited, and only
+   when the machine has 1.5 GiB of memory available (else a later run records again), it runs
+   ``java -Xshare:dump`` with the JVM's classpath into a temporary file and renames it into place
+   only when the dump succeeded: a later launch sees a complete archive or none. A failed dump
+   leaves a ``.failed`` file with the JDK's output, and no launch records or dumps for that archive
+   again (delete it to retry).
 3. Later launches add ``-XX:SharedArchiveFile``. The JVM checks the archive's JDK build and every
    classpath entry's size and time itself, and silently runs without sharing on any mismatch;
    the archive's name is a hash of the ``java`` binary, the Spark home and every jar's size and
@@ -61,6 +63,7 @@ _SPARK_STARTED = "org/apache/spark/SparkContext"  # in a list, the mark of a JVM
 # size (the archived heap objects depend on it) and the modules added to the boot layer.
 _SHARED_OPTION_PREFIXES = ("-Xmx", "--add-modules")
 _WAIT_SECONDS = 1.0
+_DUMP_MEMORY_BYTES = 3 << 29  # 1.5 GiB: the dump's ~0.9 GB peak and room for everything else
 
 
 def default_directory() -> str | None:
@@ -133,11 +136,18 @@ def start_dumper(launch: ArchiveLaunch, jvm_pid: int, classpath: str, jvm_option
 
 
 def dump_after_exit(
-    jvm_pid: int, class_list: str, archive: str, java: str, classpath: str, jvm_options: Sequence[str]
+    jvm_pid: int,
+    class_list: str,
+    archive: str,
+    java: str,
+    classpath: str,
+    jvm_options: Sequence[str],
+    meminfo: str = "/proc/meminfo",
 ) -> bool:
     """Wait for ``jvm_pid`` to exit, then dump ``class_list`` into ``archive``; whether an archive
     is in place afterwards. The archive's lock is held from the start, so launches meanwhile do not
-    record lists of their own; the list is removed in every case; a failed dump leaves ``.failed``."""
+    record lists of their own; the list is removed in every case; a failed dump leaves ``.failed``.
+    ``meminfo`` is where the machine's available memory is read (`memory_to_spare`)."""
     try:
         with open(_lock(archive), "a") as lock:
             try:
@@ -148,11 +158,26 @@ def dump_after_exit(
                 time.sleep(_WAIT_SECONDS)
             if _is_ours(archive) or os.path.lexists(_failed(archive)):
                 return _is_ours(archive)
-            if not _spark_started(class_list):
-                return False
+            if not _spark_started(class_list) or not memory_to_spare(meminfo):
+                return False  # not marked failed: a later run records again
             return _dump(class_list, archive, java, classpath, jvm_options)
     finally:
         _remove(class_list)
+
+
+def memory_to_spare(meminfo: str = "/proc/meminfo") -> bool:
+    """Whether the machine has the memory a dump takes (~0.9 GB at its peak) with room to spare,
+    by the kernel's ``MemAvailable``; True where that is not known. A dump that pushed a small
+    machine (a CI container) into swapping or the OOM killer would cost the user's next run far more
+    than the archive saves."""
+    try:
+        with open(meminfo) as info:
+            for line in info:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024 >= _DUMP_MEMORY_BYTES
+    except (OSError, ValueError, IndexError):
+        pass
+    return True
 
 
 def _spark_started(class_list: str) -> bool:
