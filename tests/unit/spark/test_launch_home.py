@@ -138,3 +138,20 @@ def test_python_workers_import_pyspark_from_site_packages(spark: Any) -> None:
     installed = pyspark.__file__
     assert ".zip" not in installed
     assert {planner, executor, executor_via_arrow} == {installed}
+
+
+def test_a_launch_puts_the_environment_back_without_deleting_variables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The session starts on a background thread while dbt parses, and dbt iterates os.environ (for
+    secrets) whenever it builds an exception: a variable deleted during such an iteration raised
+    KeyError in dbt's thread. Variables the launch set are put back, an unset one as its value that
+    means the same to Spark, and never deleted."""
+    monkeypatch.setenv("SPARK_HOME", "/opt/callers-spark")
+    monkeypatch.delenv("SPARK_SUBMIT_OPTS", raising=False)
+    launch = {"SPARK_HOME": "/tmp/our-home", "SPARK_SUBMIT_OPTS": "-Xshare:auto"}
+    absent = {"SPARK_HOME": REAL_HOME, "SPARK_SUBMIT_OPTS": ""}
+    with session._launch_environment(launch, absent):
+        assert {name: os.environ[name] for name in launch} == launch
+    assert os.environ["SPARK_HOME"] == "/opt/callers-spark"
+    assert os.environ["SPARK_SUBMIT_OPTS"] == ""

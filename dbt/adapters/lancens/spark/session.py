@@ -146,10 +146,14 @@ def _start_jvm(
             log = launch.enter_context(open(os.path.join(files_dir, LOG_FILE), "ab"))
         home = _launch_home(master, settings, log)
         archive = _plan_class_archive(archive_dir, master, log, home, settings)
-        submit_options = os.environ.get(_SUBMIT_OPTIONS, "")
+        variables = {"SPARK_HOME": home} if home is not None else {}
         if archive is not None:
-            submit_options = f"{submit_options} {archive.java_option}".strip()
-        launch.enter_context(_launch_environment(SPARK_HOME=home, SPARK_SUBMIT_OPTS=submit_options or None))
+            variables[_SUBMIT_OPTIONS] = (
+                f"{os.environ.get(_SUBMIT_OPTIONS, '')} {archive.java_option}".strip()
+            )
+        launch.enter_context(
+            _launch_environment(variables, {"SPARK_HOME": _find_spark_home(), _SUBMIT_OPTIONS: ""})
+        )
         gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log} if log else None)
     if archive is not None and archive.class_list is not None:
         _start_class_dumper(archive, gateway)
@@ -268,15 +272,16 @@ def _linked_entries(real: str, *, keep_python: bool) -> list[str]:
 
 
 @contextmanager
-def _launch_environment(**variables: str | None) -> Iterator[None]:
-    """The environment variables given (those not None) set while the JVM is launched."""
+def _launch_environment(variables: Mapping[str, str], absent: Mapping[str, str]) -> Iterator[None]:
+    """``variables`` set in the process environment while the JVM is launched (PySpark's launcher
+    reads only ``os.environ``), then put back. One that was unset is put back as its ``absent``
+    value, which means the same to Spark, and never deleted: the session starts on a background
+    thread while dbt parses, and a thread iterating ``os.environ`` (dbt scans it for secrets
+    whenever it builds an exception) gets a KeyError for a key deleted during its iteration."""
     previous = {name: os.environ.get(name) for name in variables}
-    os.environ.update({name: value for name, value in variables.items() if value is not None})
+    os.environ.update(variables)
     try:
         yield
     finally:
         for name, value in previous.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+            os.environ[name] = absent[name] if value is None else value
