@@ -284,6 +284,20 @@ def test_columns_spark_declares_not_null_are_read_even_when_unused(
     assert _sorted(frame) == [(2,), (3,)]
 
 
+def test_a_column_name_holding_an_expression_id_keeps_the_positions_right(
+    spark: SparkSession, tables: Tables, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Spark prints a column as name#id; a name holding "#<digits>" makes the printed list ambiguous,
+    so the proof asks each column for its id instead, and prunes by the right positions."""
+    uri = str(tmp_path_factory.mktemp("hash_names") / "t.lance")
+    lance.write_dataset(pa.table({"a#5": [1, 2, 3], "id": [10, 20, 30], "note": ["x", "y", "z"]}), uri)
+    spark.sql(f"CREATE TABLE {LANCE_DB}.hash_names USING {register_bound_source(spark, {'path': uri})}")
+
+    frame = sql_with_pushdown(spark, f"SELECT id, `a#5` FROM {LANCE_DB}.hash_names WHERE id > 10")
+    assert _read_columns(frame) == ["0,1"]
+    assert _sorted(frame) == [(20, 2), (30, 3)]
+
+
 def test_the_reader_returns_unread_columns_as_nulls_and_names_bad_positions(
     spark: SparkSession, tables: Tables
 ) -> None:

@@ -283,7 +283,6 @@ class _Walk:
             return
         origin = node.origin()
         options = node.options()
-        output = node.output()
         self.relations.append(
             _Relation(
                 cte=cte,
@@ -293,7 +292,7 @@ class _Walk:
                 sql_text=_option(origin.sqlText()),
                 has_options=not options.isEmpty(),
                 pushdown=str(options.getOrDefault(OPTION, "false")).lower() == "true",
-                column_ids=tuple(int(output.apply(i).exprId().id()) for i in range(output.size())),
+                column_ids=_column_ids(node.output()),
                 read_columns=_text(options.getOrDefault(READ_COLUMNS, None)),
             )
         )
@@ -318,6 +317,17 @@ class _Walk:
 def _option(value: Any) -> Any:
     """A Scala ``Option`` as the value or None."""
     return value.get() if value.isDefined() else None
+
+
+def _column_ids(output: Any) -> tuple[int, ...]:
+    """Expression ids of a relation's columns, in order. Spark prints a column as ``name#id``, so
+    the printed list holds them all, in one JVM round trip, when it yields exactly one id per column
+    (no name holds ``#<digits>``); otherwise each column is asked (three round trips a column)."""
+    width = int(output.size())
+    printed = _EXPRESSION_ID.findall(str(output))
+    if len(printed) == width:
+        return tuple(int(found) for found in printed)
+    return tuple(int(output.apply(i).exprId().id()) for i in range(width))
 
 
 def _text(value: Any) -> str | None:
