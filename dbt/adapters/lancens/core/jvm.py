@@ -13,6 +13,7 @@ from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
+from dbt.adapters.lancens.spark.java_classes import java_class
 from dbt.adapters.lancens.statements import plans
 
 
@@ -20,7 +21,7 @@ def activate(spark: SparkSession, job_description: str | None) -> None:
     """Make `spark` the JVM's active session for the calling thread (Python data sources resolve
     through it, and a new dbt thread has none), and name the jobs the thread starts (a Spark local
     property, per thread as well)."""
-    jvm_session_class = spark._jvm.org.apache.spark.sql.SparkSession  # type: ignore[union-attr]
+    jvm_session_class = java_class(spark._jvm, "org.apache.spark.sql.SparkSession")  # type: ignore[arg-type]
     jvm_session_class.setActiveSession(spark._jsparkSession)
     spark.sparkContext.setJobDescription(job_description)  # type: ignore[arg-type]
 
@@ -148,7 +149,7 @@ def _python_type(jvm_type: Any) -> Any:
 
 def _char_varchar(spark: SparkSession) -> Any:
     """VARCHAR(n)/CHAR(n) are strings to Lance, as they are to Spark's readers."""
-    return spark._jvm.org.apache.spark.sql.catalyst.util.CharVarcharUtils  # type: ignore[union-attr]
+    return java_class(spark._jvm, "org.apache.spark.sql.catalyst.util.CharVarcharUtils")  # type: ignore[arg-type]
 
 
 def _strings(sequence: Any) -> list[str]:

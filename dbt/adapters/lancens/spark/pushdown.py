@@ -36,6 +36,8 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from dbt.adapters.lancens.spark.java_classes import java_class
+
 OPTION = "filter_pushdown"
 READ_COLUMNS = "read_columns"
 _SOURCE_PREFIX = "lance"
@@ -66,6 +68,7 @@ _EXPLICIT = frozenset(
         "Range",
     }
 )
+_COMMAND_CLASS = "org.apache.spark.sql.catalyst.plans.logical.Command"
 _EXPRESSION_ID = re.compile(r"#(\d+)")
 
 
@@ -117,7 +120,7 @@ def sql_with_pushdown(spark: SparkSession, statement: str) -> DataFrame:
 def _is_command(jvm: Any, plan: Any) -> bool:
     if plan.getClass().getSimpleName() == "CommandResult":
         return True
-    command = jvm.java.lang.Class.forName("org.apache.spark.sql.catalyst.plans.logical.Command")
+    command = java_class(jvm, "java.lang.Class").forName(_COMMAND_CLASS)
     return bool(command.isInstance(plan))
 
 
@@ -286,7 +289,7 @@ class _Walk:
         self.relations.append(
             _Relation(
                 cte=cte,
-                table=int(self.jvm.System.identityHashCode(table)),
+                table=int(java_class(self.jvm, "java.lang.System").identityHashCode(table)),
                 start=_option(origin.startIndex()),
                 stop=_option(origin.stopIndex()),
                 sql_text=_option(origin.sqlText()),

@@ -49,6 +49,7 @@ from pyspark.sql import SparkSession
 
 from dbt.adapters.lancens.spark import class_archive
 from dbt.adapters.lancens.spark.datasource import register_data_source
+from dbt.adapters.lancens.spark.java_classes import java_class
 
 _LOOPBACK = "127.0.0.1"
 LOG_FILE = "spark.log"
@@ -179,11 +180,9 @@ def _start_class_dumper(archive: class_archive.ArchiveLaunch, gateway: Any) -> N
     """Start the dumper of the class list the JVM behind ``gateway`` records, with that JVM's own
     classpath and options (the archive must match them to be mapped)."""
     jvm = gateway.jvm
-    classpath = str(jvm.java.lang.System.getProperty("java.class.path"))
-    options = [
-        str(option)
-        for option in jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
-    ]
+    classpath = str(java_class(jvm, "java.lang.System").getProperty("java.class.path"))
+    runtime_bean = java_class(jvm, "java.lang.management.ManagementFactory").getRuntimeMXBean()
+    options = [str(option) for option in runtime_bean.getInputArguments()]
     class_archive.start_dumper(archive, gateway.proc.pid, classpath, options)
 
 
