@@ -35,7 +35,9 @@ ADAPTERS = ("lancens", "spark")
 PROFILE_NAME = "bench"
 
 
-def profile_yml(adapter: str, master: str, spark_config: dict[str, str] | None = None) -> str:
+def profile_yml(
+    adapter: str, master: str, spark_config: dict[str, str] | None = None, threads: int = 2
+) -> str:
     """profiles.yml: the same master, threads and loopback-only Spark for both adapters."""
     extra = dict(spark_config or {})
     if adapter == "lancens":
@@ -44,7 +46,7 @@ def profile_yml(adapter: str, master: str, spark_config: dict[str, str] | None =
             "root: ./warehouse",
             "schema: analytics",
             f'master: "{master}"',
-            "threads: 2",
+            f"threads: {threads}",
         ]
         if extra:
             lines.append("spark_config:")
@@ -58,7 +60,8 @@ def profile_yml(adapter: str, master: str, spark_config: dict[str, str] | None =
             "spark.sql.session.timeZone": "UTC",
             **extra,
         }
-        lines = ["type: spark", "method: session", "host: localhost", "schema: analytics", "threads: 2"]
+        lines = ["type: spark", "method: session", "host: localhost", "schema: analytics"]
+        lines.append(f"threads: {threads}")
         lines.append("server_side_parameters:")
         lines += [f'  {key}: "{value}"' for key, value in settings.items()]
     body = "".join(f"      {line}\n" for line in lines)

@@ -32,13 +32,13 @@ FIRST_DAY = dt.date(2022, 1, 1)
 MODEL_SQL = "select event_id, event_ts, user_id, amount from {{ source('raw', 'events') }}\n"
 
 
-def write_project(directory: Path, master: str) -> None:
+def write_project(directory: Path, master: str, threads: int) -> None:
     models = directory / "models"
     models.mkdir(parents=True)
     (directory / "dbt_project.yml").write_text(
         "name: bench\nversion: '1.0'\nconfig-version: 2\nprofile: bench\nmodel-paths: ['models']\n"
     )
-    (directory / "profiles.yml").write_text(profile_yml("lancens", master))
+    (directory / "profiles.yml").write_text(profile_yml("lancens", master, threads=threads))
     (models / "sources.yml").write_text(
         "version: 2\nsources:\n  - name: raw\n    schema: raw\n    tables:\n"
         "      - name: events\n        config:\n          event_time: event_ts\n"
@@ -100,6 +100,13 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=2,
+        help="dbt threads (2, as the other benchmarks); dbt runs the model itself on one of them, so "
+        "two batches run at once from 3 on (docs/materializations.md)",
+    )
     parser.add_argument("--worker", choices=["raw", "facts"], help=argparse.SUPPRESS)
     parser.add_argument("--project", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -122,7 +129,7 @@ def main() -> None:
     cpus: dict[str, list[float]] = {name: [] for name in builds}
     with tempfile.TemporaryDirectory(prefix="microbatch-bench-") as tmp:
         project, pristine = Path(tmp) / "project", Path(tmp) / "pristine"
-        write_project(project, args.master)
+        write_project(project, args.master, args.threads)
         script = [sys.executable, __file__, "--project", str(project)]
         run_measured(
             [*script, "--worker", "raw", "--rows", str(args.rows), "--days", str(args.days)], project
@@ -156,7 +163,7 @@ def main() -> None:
                 sys.exit(f"the two builds hold different row counts: {rows}")
     for name in builds:
         print(f"  {name:<20} wall {spread(walls[name])}, CPU {spread(cpus[name])}")
-    print(f"\ndays={args.days} rows={args.rows} repeat={args.repeat}\n{machine()}")
+    print(f"\ndays={args.days} rows={args.rows} threads={args.threads} repeat={args.repeat}\n{machine()}")
     print(
         ratio_line(
             "microbatch backfill/full build, wall", walls["microbatch backfill"], walls["full build"], GOAL
