@@ -22,6 +22,7 @@ from pyspark.logger import PySparkLogger
 from pyspark.sql import DataFrame, SparkSession
 
 from dbt.adapters.lancens.commits import hook
+from dbt.adapters.lancens.commits.fragment_bounds import FragmentBounds
 from dbt.adapters.lancens.commits.staging import RunPublisher
 from dbt.adapters.lancens.core import jvm
 from dbt.adapters.lancens.core.credentials import redact_connect_url, redact_secrets
@@ -86,6 +87,8 @@ class LancensRuntime:
     # Connect only: `db.name` pairs this process has registered in its own session (see `sql`).
     _registered_here: set[tuple[str, str]] = field(default_factory=set)
     _writers: dict[tuple[str, ...], threading.RLock] = field(default_factory=dict)
+    # Column ranges of fragments this process has seen (microbatch deletes scan only those that can match).
+    fragment_bounds: FragmentBounds = field(default_factory=FragmentBounds)
 
     _shared: ClassVar[dict[tuple[tuple[tuple[str, str], ...], str | None], LancensRuntime]] = {}
     _shared_lock: ClassVar[threading.Lock] = threading.Lock()

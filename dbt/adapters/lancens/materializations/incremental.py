@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from dbt_common.exceptions import CompilationError
 from pyspark.sql import DataFrame
 
+from dbt.adapters.lancens.commits.fragment_bounds import TimeWindow, parse_window_bound
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
 from dbt.adapters.lancens.core.names import quote
 from dbt.adapters.lancens.core.runtime import LancensRuntime
@@ -200,7 +201,10 @@ def _microbatch(
         [f"{column} >= TIMESTAMP '{spec.batch_start}'", f"{column} < TIMESTAMP '{spec.batch_end}'"]
         + [f"({predicate})" for predicate in spec.predicates]
     )
-    return merge.replace(target, rows, props, where=where)
+    window = TimeWindow(
+        spec.event_time, parse_window_bound(spec.batch_start), parse_window_bound(spec.batch_end)
+    )
+    return merge.replace(target, rows, props, where=where, window=window)
 
 
 _STRATEGY = {

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from lance.fragment import FragmentMetadata
 
+from dbt.adapters.lancens.commits.fragment_bounds import TimeWindow
 from dbt.adapters.lancens.commits.table_write import TableWrite
 from dbt.adapters.lancens.spark.types import aligned
 
@@ -87,9 +88,12 @@ def replace(
     *,
     keys: pa.Table | None = None,
     where: str | None = None,
+    window: TimeWindow | None = None,
 ) -> int:
     """Delete the rows whose `keys` columns match a row of `keys`, or that satisfy the Lance SQL filter
-    `where`, and append `rows`; one commit."""
+    `where`, and append `rows`; one commit. `window`: a time window `where` implies (a microbatch
+    batch's), so only fragments whose range of that column meets it are scanned
+    (commits/fragment_bounds.py)."""
     operation = lance.LanceOperation.Update()
     if keys is not None and keys.num_rows:
         key_schema = pa.schema([target.current.schema.field(name) for name in keys.column_names])
@@ -100,8 +104,11 @@ def replace(
         )
         operation = _update(transaction.operation)
     elif where is not None:
-        operation = _delete_where(target.current, where)
-    return _commit_with(target, operation, _write(target, rows), properties)
+        operation = _delete_where(target, where, window)
+    written = _write(target, rows)
+    if window is not None:
+        target.runtime.fragment_bounds.learn_written(target.location, written, rows, window.column)
+    return _commit_with(target, operation, written, properties)
 
 
 def _update(operation: lance.LanceOperation.BaseOperation) -> lance.LanceOperation.Update:
@@ -111,14 +118,23 @@ def _update(operation: lance.LanceOperation.BaseOperation) -> lance.LanceOperati
     return operation
 
 
-def _delete_where(dataset: lance.LanceDataset, where: str) -> lance.LanceOperation.Update:
+def _delete_where(target: TableWrite, where: str, window: TimeWindow | None) -> lance.LanceOperation.Update:
     """Deletion vectors for the rows matching `where`; fragments left empty are removed.
 
-    One scan of the whole table (Lance's own parallel scan, reading only the filter's columns)
-    finds the fragments holding matching rows; only those are then rewritten. Asking each fragment
-    in turn cost one Python round trip per fragment, which made a microbatch backfill quadratic in
-    its batch count (each batch adds a fragment, and each batch's replace asked them all)."""
-    matched = dataset.to_table(columns=[], filter=where, with_row_address=True)
+    One Lance scan (parallel, reading only the filter's columns) finds the fragments holding
+    matching rows; only those are then rewritten. Asking each fragment in turn cost one Python
+    round trip per fragment, which made a microbatch backfill quadratic in its batch count (each
+    batch adds a fragment, and each batch's replace asked them all). With a `window` the scan covers
+    only the fragments whose range of the window's column meets it."""
+    dataset = target.current
+    scanned = None
+    if window is not None:
+        scanned = target.runtime.fragment_bounds.candidates(target.location, dataset, window)
+        if not scanned:
+            return lance.LanceOperation.Update(removed_fragment_ids=[], updated_fragments=[])
+    matched = dataset.scanner(
+        columns=[], filter=where, with_row_address=True, fragments=scanned, scan_in_order=False
+    ).to_table()
     touched = pc.unique(pc.shift_right(matched.column("_rowaddr"), 32)).to_pylist()
     removed: list[int] = []
     updated = []
