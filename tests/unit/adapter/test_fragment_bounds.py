@@ -24,6 +24,8 @@ TYPES = [
     pa.timestamp("ns", tz="UTC"),
     pa.timestamp("s"),
     pa.timestamp("ms", tz="UTC"),
+    pa.timestamp("us", tz="+00:00"),
+    pa.timestamp("us", tz="Etc/UTC"),
 ]
 
 

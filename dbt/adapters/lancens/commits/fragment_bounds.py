@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 from lance.fragment import FragmentMetadata
 
 _UNITS_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
-_UTC_NAMES = (None, "UTC", "utc", "Etc/UTC", "+00:00", "Z")
+_UTC_NAMES = (None, "UTC", "Etc/UTC", "+00:00")
 _EPOCH = dt.datetime(1970, 1, 1)
 
 _Key = tuple[str, str, tuple[str, ...], str | None]  # location, column, data files, deletion file
