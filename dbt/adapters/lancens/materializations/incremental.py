@@ -78,9 +78,14 @@ def model_frame(runtime: LancensRuntime, compiled_code: str, language: str, name
 
 
 def _require_key_columns(spec: Spec, source: pa.Schema, target: pa.Schema) -> None:
-    """A `unique_key` or `partition_by` column must be in the model and the table, even when this run
-    has no rows to apply: a typo must fail on the first incremental run, not when data arrives."""
-    named = {"unique_key": spec.unique_key, "partition_by": spec.partition_by}
+    """A `unique_key`, `partition_by` or microbatch `event_time` column must be in the model and the
+    table, even when this run has no rows to apply: a typo must fail on the first incremental run,
+    not when data arrives."""
+    named = {
+        "unique_key": spec.unique_key,
+        "partition_by": spec.partition_by,
+        "event_time": [spec.event_time] if spec.strategy == "microbatch" and spec.event_time else [],
+    }
     for config, columns in named.items():
         for column in columns:
             for what, schema in (("the model's result", source), ("the table", target)):
@@ -196,14 +201,14 @@ def _microbatch(
 ) -> int:
     if not spec.event_time or not spec.batch_start or not spec.batch_end:
         raise ValueError("microbatch needs event_time and the batch bounds dbt passes to each batch")
-    column = quote(spec.event_time)
+    # Spark matches names in any case, Lance's filter only as the table spells them
+    name = next(f.name for f in target.current.schema if f.name.lower() == spec.event_time.lower())
+    column = quote(name)
     where = " AND ".join(
         [f"{column} >= TIMESTAMP '{spec.batch_start}'", f"{column} < TIMESTAMP '{spec.batch_end}'"]
         + [f"({predicate})" for predicate in spec.predicates]
     )
-    window = TimeWindow(
-        spec.event_time, parse_window_bound(spec.batch_start), parse_window_bound(spec.batch_end)
-    )
+    window = TimeWindow(name, parse_window_bound(spec.batch_start), parse_window_bound(spec.batch_end))
     return merge.replace(target, rows, props, where=where, window=window)
 
 
