@@ -177,3 +177,49 @@ def test_a_backfill_rerun_replaces_each_window_and_scans_only_its_fragments(runt
     assert days == [day for day in range(8) for _ in range(3)]
     tags = dict(zip(days, rows.column("tag").to_pylist(), strict=True))
     assert tags == {day: 1 if day in (3, 7) else 0 for day in range(8)}
+
+
+def test_a_renamed_column_is_not_judged_by_the_old_column_s_ranges(tmp_path: Path) -> None:
+    """Renaming keeps a fragment's files; the ranges belong to the column, not to its name."""
+    uri = str(tmp_path / "renamed.lance")
+    moments = {"event_ts": [FIRST], "other": [FIRST + 400 * DAY]}
+    rows = pa.table({name: pa.array(values, pa.timestamp("us")) for name, values in moments.items()})
+    dataset = lance.write_dataset(rows, uri)
+    bounds = FragmentBounds()
+    later = TimeWindow("event_ts", FIRST + 400 * DAY, FIRST + 401 * DAY)
+    assert bounds.candidates(uri, dataset, later) == []
+    dataset.alter_columns({"path": "event_ts", "name": "old"})
+    dataset = lance.dataset(uri)
+    dataset.alter_columns({"path": "other", "name": "event_ts"})
+    dataset = lance.dataset(uri)
+    assert dataset.count_rows(_where("event_ts", later)) == 1
+    assert [f.fragment_id for f in bounds.candidates(uri, dataset, later) or []] == [0]
+
+
+@pytest.mark.parametrize(
+    "arrow_type", [pa.date32(), pa.timestamp("us", tz="Europe/Paris"), pa.timestamp("us", tz="UTC")], ids=str
+)
+def test_a_rerun_batch_replaces_its_rows_whatever_the_column_type(
+    runtime: LancensRuntime, arrow_type: pa.DataType
+) -> None:
+    """Types whose ranges are not kept are scanned whole: re-running a batch still deletes its
+    window's rows before appending (no duplicates)."""
+    table_id = ["shop", "typed"]
+
+    def day_rows(day: int, tag: int) -> pa.Table:
+        moment = FIRST + day * DAY + dt.timedelta(hours=12)
+        value = moment.date() if pa.types.is_date(arrow_type) else moment.replace(tzinfo=dt.UTC)
+        return pa.table({"event_ts": pa.array([value], arrow_type), "tag": [tag]})
+
+    runtime.namespace.create_table(table_id, day_rows(0, 0))
+    for attempt, day in enumerate((1, 2, 1, 1, 2)):
+        window = TimeWindow("event_ts", FIRST + day * DAY, FIRST + (day + 1) * DAY)
+        merge.replace(
+            open_write(runtime, table_id, must_exist=True),
+            day_rows(day, attempt),
+            {},
+            where=_where("event_ts", window),
+            window=window,
+        )
+    table = lance.dataset(runtime.namespace.describe_table(table_id).location).to_table().sort_by("event_ts")
+    assert table.column("tag").to_pylist() == [0, 3, 4]

@@ -6,11 +6,12 @@ the k fragments the batches before it wrote (quadratic over the backfill). The s
 largest value of the column over a fragment's rows bound what any window can match there, so only
 fragments whose range meets the window are scanned.
 
-A range is kept for one exact state of a fragment: its data files, its deletion file and no
-overlays. Lance writes every data file once under a new name, a deletion file only removes rows
-and a restored version names its older deletion file, so a range stays true for that state; any
-other state is a new key. Ranges come from the rows a batch writes (a superset of the rows its
-fragments keep) and, for fragments this process has not seen, from one read of the column.
+A range is kept for one column (its Lance field id: a renamed column keeps its files, not its
+meaning) and one exact state of a fragment: its data files, its deletion file and no overlays.
+Lance writes every data file once under a new name, a deletion file only removes rows and a
+restored version names its older deletion file, so a range stays true for that state; any other
+state is a new key. Ranges come from the rows a batch writes (a superset of the rows its fragments
+keep) and, for fragments this process has not seen, from one streamed read of the column.
 
 Only timestamps without a time zone or in UTC are bounded, compared as integers of the column's
 own unit with a window given in whole seconds of UTC wall-clock time, which is how Lance
@@ -33,7 +34,7 @@ _UNITS_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _UTC_NAMES = (None, "UTC", "Etc/UTC", "+00:00")
 _EPOCH = dt.datetime(1970, 1, 1)
 
-_Key = tuple[str, str, tuple[str, ...], str | None]  # location, column, data files, deletion file
+_Key = tuple[str, int, tuple[str, ...], str | None]  # location, field id, data files, deletion file
 _Range = tuple[int, int] | None  # None: the column holds no value there
 
 
@@ -58,38 +59,42 @@ class FragmentBounds:
     ) -> list[lance.LanceFragment] | None:
         """The fragments of `dataset` that may hold rows in `window`; None: every fragment (the
         column's type is not one whose ranges are kept)."""
-        column = _bounded_column(dataset.schema, window.column)
+        column = _bounded_column(dataset, window.column)
         if column is None:
             return None
-        unit = _UNITS_PER_SECOND[column.type.unit]
+        name, field_id, unit = column
         low, high = _ticks(window.start, unit), _ticks(window.end, unit)
         fragments = dataset.get_fragments()
-        keys = {
-            fragment.fragment_id: _key(location, column.name, fragment.metadata) for fragment in fragments
-        }
+        keys = {f.fragment_id: _key(location, field_id, f.metadata) for f in fragments}
         with self._lock:
-            unknown = [
-                f for f in fragments if keys[f.fragment_id] is None or keys[f.fragment_id] not in self._ranges
-            ]
-        ranges = self._read(dataset, column.name, unknown, keys)
-        with self._lock:
-            ranges.update({fid: self._ranges[key] for fid, key in keys.items() if key in self._ranges})
+            ranges = {
+                fid: self._ranges[key] for fid, key in keys.items() if key is not None and key in self._ranges
+            }
+        unknown = [f for f in fragments if f.fragment_id not in ranges]
+        ranges.update(self._read(dataset, name, unknown, keys))
         return [
             f for f in fragments if f.fragment_id not in ranges or _meets(ranges[f.fragment_id], low, high)
         ]
 
     def learn_written(
-        self, location: str, fragments: Sequence[FragmentMetadata], rows: pa.Table, column_name: str
+        self,
+        location: str,
+        dataset: lance.LanceDataset,
+        fragments: Sequence[FragmentMetadata],
+        rows: pa.Table,
+        column_name: str,
     ) -> None:
-        """Keep the range of `rows` for the new `fragments` they were written to."""
-        column = _bounded_column(rows.schema, column_name)
+        """Keep the range of `rows` for the new `fragments` they were written to with `dataset`'s
+        schema."""
+        column = _bounded_column(dataset, column_name)
         if column is None:
             return
-        found = pc.min_max(rows.column(column.name).cast(pa.int64()))
+        name, field_id, _ = column
+        found = pc.min_max(rows.column(name).cast(pa.int64()))
         value_range = None if found["min"].as_py() is None else (found["min"].as_py(), found["max"].as_py())
         with self._lock:
             for fragment in fragments:
-                key = _key(location, column.name, fragment)
+                key = _key(location, field_id, fragment)
                 if key is not None:
                     self._ranges[key] = value_range
 
@@ -100,30 +105,32 @@ class FragmentBounds:
         fragments: list[lance.LanceFragment],
         keys: dict[int, _Key | None],
     ) -> dict[int, _Range]:
-        """Ranges of `fragments` from one read of the column; kept for those with a key."""
-        if not fragments:
-            return {}
-        table = dataset.scanner(
-            columns=[column], with_row_address=True, fragments=fragments, scan_in_order=False
-        ).to_table()
-        grouped = (
-            pa.table(
-                {
-                    "fragment": pc.shift_right(table.column("_rowaddr"), 32),
-                    "value": table.column(column).cast(pa.int64()),
-                }
-            )
-            .group_by("fragment")
-            .aggregate([("value", "min"), ("value", "max")])
-        )
+        """Ranges of `fragments` from one streamed read of the column (a batch in memory at a
+        time); kept for those with a key."""
         ranges: dict[int, _Range] = {f.fragment_id: None for f in fragments}  # no live row, or only nulls
-        for fragment_id, low, high in zip(
-            grouped.column("fragment").to_pylist(),
-            grouped.column("value_min").to_pylist(),
-            grouped.column("value_max").to_pylist(),
-            strict=True,
-        ):
-            ranges[fragment_id] = None if low is None else (low, high)
+        if not fragments:
+            return ranges
+        scanner = dataset.scanner(
+            columns=[column], with_row_address=True, fragments=fragments, scan_in_order=False
+        )
+        for batch in scanner.to_batches():
+            grouped = (
+                pa.table(
+                    {
+                        "fragment": pc.shift_right(batch.column("_rowaddr"), 32),
+                        "value": batch.column(column).cast(pa.int64()),
+                    }
+                )
+                .group_by("fragment")
+                .aggregate([("value", "min"), ("value", "max")])
+            )
+            for fragment_id, low, high in zip(
+                grouped.column("fragment").to_pylist(),
+                grouped.column("value_min").to_pylist(),
+                grouped.column("value_max").to_pylist(),
+                strict=True,
+            ):
+                ranges[fragment_id] = _widen(ranges[fragment_id], low, high)
         with self._lock:
             for fragment_id, value_range in ranges.items():
                 key = keys[fragment_id]
@@ -137,24 +144,29 @@ def parse_window_bound(text: str) -> dt.datetime:
     return dt.datetime.strptime(text, "%Y-%m-%d %H:%M:%S")
 
 
-def _bounded_column(schema: pa.Schema, name: str) -> pa.Field | None:
-    """The schema's field called `name` (any case) when its ranges can be kept, else None."""
-    matches = [f for f in schema if f.name.lower() == name.lower()]
+def _bounded_column(dataset: lance.LanceDataset, name: str) -> tuple[str, int, int] | None:
+    """The name, Lance field id and units per second of `dataset`'s column called `name` (any case)
+    when its ranges can be kept, else None."""
+    matches = [f for f in dataset.schema if f.name.lower() == name.lower()]
     if len(matches) != 1:
         return None
     column = matches[0]
     if not pa.types.is_timestamp(column.type) or column.type.tz not in _UTC_NAMES:
         return None
-    return column
+    lance_field = dataset.lance_schema.field(column.name)
+    if lance_field is None:
+        return None
+    return column.name, lance_field.id(), _UNITS_PER_SECOND[column.type.unit]
 
 
-def _key(location: str, column: str, fragment: FragmentMetadata) -> _Key | None:
-    """The fragment state a range belongs to; None for fragments with overlays (never kept)."""
+def _key(location: str, field_id: int, fragment: FragmentMetadata) -> _Key | None:
+    """The fragment state a range belongs to; None for fragments with overlays (never kept). The
+    field id, not the name: a renamed column keeps its files but not its values' meaning."""
     if fragment.overlays:
         return None
     deletion = fragment.deletion_file
     deletion_key = None if deletion is None else f"{deletion.read_version}-{deletion.id}-{deletion.file_type}"
-    return (location, column, tuple(sorted(f.path for f in fragment.files)), deletion_key)
+    return (location, field_id, tuple(sorted(f.path for f in fragment.files)), deletion_key)
 
 
 def _ticks(moment: dt.datetime, units_per_second: int) -> int:
@@ -163,6 +175,15 @@ def _ticks(moment: dt.datetime, units_per_second: int) -> int:
     if delta.microseconds:
         raise ValueError(f"a window bound must be a whole second, got {moment.isoformat()}")
     return (delta.days * 86_400 + delta.seconds) * units_per_second
+
+
+def _widen(value_range: _Range, low: int | None, high: int | None) -> _Range:
+    """`value_range` grown to hold [low, high] (None: only nulls seen)."""
+    if low is None or high is None:
+        return value_range
+    if value_range is None:
+        return (low, high)
+    return (min(value_range[0], low), max(value_range[1], high))
 
 
 def _meets(value_range: _Range, low: int, high: int) -> bool:

@@ -107,7 +107,9 @@ def replace(
         operation = _delete_where(target, where, window)
     written = _write(target, rows)
     if window is not None:
-        target.runtime.fragment_bounds.learn_written(target.location, written, rows, window.column)
+        target.runtime.fragment_bounds.learn_written(
+            target.location, target.current, written, rows, window.column
+        )
     return _commit_with(target, operation, written, properties)
 
 
@@ -127,11 +129,9 @@ def _delete_where(target: TableWrite, where: str, window: TimeWindow | None) -> 
     batch adds a fragment, and each batch's replace asked them all). With a `window` the scan covers
     only the fragments whose range of the window's column meets it."""
     dataset = target.current
-    scanned = None
+    scanned = None  # every fragment; an empty list scans none (Lance still checks `where`)
     if window is not None:
         scanned = target.runtime.fragment_bounds.candidates(target.location, dataset, window)
-        if not scanned:
-            return lance.LanceOperation.Update(removed_fragment_ids=[], updated_fragments=[])
     matched = dataset.scanner(
         columns=[], filter=where, with_row_address=True, fragments=scanned, scan_in_order=False
     ).to_table()
