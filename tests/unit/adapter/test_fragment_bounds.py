@@ -12,7 +12,6 @@ import pytest
 
 from dbt.adapters.lancens.commits.fragment_bounds import FragmentBounds, TimeWindow
 from dbt.adapters.lancens.commits.table_write import open_write
-from dbt.adapters.lancens.core.names import quote
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge
 
@@ -27,12 +26,6 @@ TYPES = [
     pa.timestamp("us", tz="+00:00"),
     pa.timestamp("us", tz="Etc/UTC"),
 ]
-
-
-def _where(column: str, window: TimeWindow) -> str:
-    """The filter the microbatch strategy gives Lance (materializations/incremental.py)."""
-    start, end = (moment.strftime("%Y-%m-%d %H:%M:%S") for moment in (window.start, window.end))
-    return f"{quote(column)} >= TIMESTAMP '{start}' AND {quote(column)} < TIMESTAMP '{end}'"
 
 
 def _moments(day: int) -> list[dt.datetime | None]:
@@ -71,7 +64,7 @@ def test_candidates_hold_every_fragment_lance_matches_and_skip_the_rest(
             candidates = bounds.candidates(dataset.uri, dataset, window)
             assert candidates is not None
             scanned = {fragment.fragment_id for fragment in candidates}
-            found = _found_by_lance(dataset, _where("event_ts", window))
+            found = _found_by_lance(dataset, window.lance_filter())
             assert found <= scanned, (window, found, scanned)
             pruned += len(dataset.get_fragments()) - len(scanned)
             # a fragment spans its day and the next day's first instant: exactly those meet the window
@@ -92,7 +85,7 @@ def test_a_window_between_second_edges(tmp_path: Path) -> None:
         ):
             candidates = bounds.candidates(dataset.uri, dataset, window)
             assert candidates is not None
-            assert _found_by_lance(dataset, _where("event_ts", window)) <= {f.fragment_id for f in candidates}
+            assert _found_by_lance(dataset, window.lance_filter()) <= {f.fragment_id for f in candidates}
 
 
 @pytest.mark.parametrize(
@@ -118,12 +111,12 @@ def test_a_range_is_never_used_for_another_state_of_its_fragment(tmp_path: Path)
     bounds = FragmentBounds()
     late = TimeWindow("event_ts", FIRST + DAY, FIRST + 2 * DAY)  # holds only the fragment's last row
     assert bounds.candidates(uri, dataset, late)
-    dataset.delete(_where("event_ts", late))
+    dataset.delete(late.lance_filter())
     dataset = lance.dataset(uri)
     assert bounds.candidates(uri, dataset, late) == []  # the live rows no longer reach the window
     lance.dataset(uri, version=before).restore()
     dataset = lance.dataset(uri)
-    assert dataset.count_rows(_where("event_ts", late)) == 1
+    assert dataset.count_rows(late.lance_filter()) == 1
     assert [f.fragment_id for f in bounds.candidates(uri, dataset, late) or []] == [0]
 
 
@@ -158,7 +151,7 @@ def test_a_backfill_rerun_replaces_each_window_and_scans_only_its_fragments(runt
             open_write(runtime, table_id, must_exist=True),
             rows,
             {},
-            where=_where("event_ts", window),
+            where=window.lance_filter(),
             window=window,
         )
 
@@ -192,7 +185,7 @@ def test_a_renamed_column_is_not_judged_by_the_old_column_s_ranges(tmp_path: Pat
     dataset = lance.dataset(uri)
     dataset.alter_columns({"path": "other", "name": "event_ts"})
     dataset = lance.dataset(uri)
-    assert dataset.count_rows(_where("event_ts", later)) == 1
+    assert dataset.count_rows(later.lance_filter()) == 1
     assert [f.fragment_id for f in bounds.candidates(uri, dataset, later) or []] == [0]
 
 
@@ -218,7 +211,7 @@ def test_a_rerun_batch_replaces_its_rows_whatever_the_column_type(
             open_write(runtime, table_id, must_exist=True),
             day_rows(day, attempt),
             {},
-            where=_where("event_ts", window),
+            where=window.lance_filter(),
             window=window,
         )
     table = lance.dataset(runtime.namespace.describe_table(table_id).location).to_table().sort_by("event_ts")

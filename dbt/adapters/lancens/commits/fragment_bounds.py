@@ -30,9 +30,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from lance.fragment import FragmentMetadata
 
+from dbt.adapters.lancens.core.names import quote
+
 _UNITS_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _UTC_NAMES = (None, "UTC", "Etc/UTC", "+00:00")
 _EPOCH = dt.datetime(1970, 1, 1)
+_BOUND_FORMAT = "%Y-%m-%d %H:%M:%S"  # how the microbatch macro passes a batch's bounds
 
 _Key = tuple[str, int, tuple[str, ...], str | None]  # location, field id, data files, deletion file
 _Range = tuple[int, int] | None  # None: the column holds no value there
@@ -40,11 +43,17 @@ _Range = tuple[int, int] | None  # None: the column holds no value there
 
 @dataclass(frozen=True)
 class TimeWindow:
-    """Rows whose `column` is in [start, end), both naive datetimes in UTC."""
+    """Rows whose `column` (as the table spells it) is in [start, end), both naive datetimes in UTC
+    and whole seconds."""
 
     column: str
     start: dt.datetime
     end: dt.datetime
+
+    def lance_filter(self) -> str:
+        """The window as a Lance SQL filter: the comparison the ranges here are proven against."""
+        start, end = (moment.strftime(_BOUND_FORMAT) for moment in (self.start, self.end))
+        return f"{quote(self.column)} >= TIMESTAMP '{start}' AND {quote(self.column)} < TIMESTAMP '{end}'"
 
 
 @dataclass
@@ -141,16 +150,16 @@ class FragmentBounds:
 
 def parse_window_bound(text: str) -> dt.datetime:
     """A batch bound as the macro passes it (`YYYY-MM-DD HH:MM:SS`, UTC)."""
-    return dt.datetime.strptime(text, "%Y-%m-%d %H:%M:%S")
+    return dt.datetime.strptime(text, _BOUND_FORMAT)
 
 
 def _bounded_column(dataset: lance.LanceDataset, name: str) -> tuple[str, int, int] | None:
-    """The name, Lance field id and units per second of `dataset`'s column called `name` (any case)
-    when its ranges can be kept, else None."""
-    matches = [f for f in dataset.schema if f.name.lower() == name.lower()]
-    if len(matches) != 1:
+    """The name, Lance field id and units per second of `dataset`'s column `name` when its ranges
+    can be kept, else None."""
+    index = dataset.schema.get_field_index(name)  # -1: no such column (or two)
+    if index < 0:
         return None
-    column = matches[0]
+    column = dataset.schema.field(index)
     if not pa.types.is_timestamp(column.type) or column.type.tz not in _UTC_NAMES:
         return None
     lance_field = dataset.lance_schema.field(column.name)

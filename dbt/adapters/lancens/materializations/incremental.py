@@ -203,12 +203,8 @@ def _microbatch(
         raise ValueError("microbatch needs event_time and the batch bounds dbt passes to each batch")
     # Spark matches names in any case, Lance's filter only as the table spells them
     name = next(f.name for f in target.current.schema if f.name.lower() == spec.event_time.lower())
-    column = quote(name)
-    where = " AND ".join(
-        [f"{column} >= TIMESTAMP '{spec.batch_start}'", f"{column} < TIMESTAMP '{spec.batch_end}'"]
-        + [f"({predicate})" for predicate in spec.predicates]
-    )
     window = TimeWindow(name, parse_window_bound(spec.batch_start), parse_window_bound(spec.batch_end))
+    where = " AND ".join([window.lance_filter()] + [f"({predicate})" for predicate in spec.predicates])
     return merge.replace(target, rows, props, where=where, window=window)
 
 
