@@ -60,9 +60,14 @@ def profile_yml(
             "spark.sql.session.timeZone": "UTC",
             **extra,
         }
-        lines = ["type: spark", "method: session", "host: localhost", "schema: analytics"]
-        lines.append(f"threads: {threads}")
-        lines.append("server_side_parameters:")
+        lines = [
+            "type: spark",
+            "method: session",
+            "host: localhost",
+            "schema: analytics",
+            f"threads: {threads}",
+            "server_side_parameters:",
+        ]
         lines += [f'  {key}: "{value}"' for key, value in settings.items()]
     body = "".join(f"      {line}\n" for line in lines)
     return f"{PROFILE_NAME}:\n  target: bench\n  outputs:\n    bench:\n{body}"
