@@ -30,6 +30,8 @@ from dbt_common.contracts.constraints import (
 )
 from dbt_common.events.functions import warn_or_error
 
+from dbt.adapters.lancens.spark.column_names import ColumnMap
+
 
 @dataclass(frozen=True)
 class Check:
@@ -65,12 +67,12 @@ def contract_of(
     quote: Callable[[str], str],
 ) -> Contract:
     """The contract of a model from dbt's `model.columns` and `model.constraints`."""
-    rendered: dict[str, str] = {}
+    rendered = ColumnMap(
+        (column["name"], quote(column["name"]) if column.get("quote") else column["name"])
+        for column in columns.values()
+    )
     not_null: list[str] = []
     checks: list[Check] = []
-    for column in columns.values():
-        name = column["name"]
-        rendered[name.lower()] = quote(name) if column.get("quote") else name
     for column in columns.values():
         for raw in column.get("constraints") or []:
             constraint = ColumnLevelConstraint.from_dict(raw)
@@ -83,9 +85,7 @@ def contract_of(
             not_null.extend(_unquoted(name) for name in model_constraint.columns)
         _collect(model_constraint, checks)
     null_checks = [
-        Check(
-            f"{rendered.get(name.lower(), name)} is null", f"NOT NULL constraint violated for column {name}"
-        )
+        Check(f"{rendered.get(name, name)} is null", f"NOT NULL constraint violated for column {name}")
         for name in dict.fromkeys(not_null)
     ]
     return Contract(tuple(rendered.values()), tuple(dict.fromkeys(not_null)), (*null_checks, *checks))

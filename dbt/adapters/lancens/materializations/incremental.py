@@ -22,6 +22,7 @@ from dbt.adapters.lancens.core.names import quote
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge, python_models, schema_evolution
 from dbt.adapters.lancens.materializations.source_view import query_rows
+from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 
 STRATEGIES = ("append", "merge", "delete+insert", "insert_overwrite", "microbatch")
 ON_SCHEMA_CHANGE = ("ignore", "fail", "append_new_columns", "sync_all_columns")
@@ -86,10 +87,12 @@ def _require_key_columns(spec: Spec, source: pa.Schema, target: pa.Schema) -> No
         "partition_by": spec.partition_by,
         "event_time": [spec.event_time] if spec.strategy == "microbatch" and spec.event_time else [],
     }
+    schemas = (("the model's result", source), ("the table", target))
+    known = {what: column_names(schema.names) for what, schema in schemas}
     for config, columns in named.items():
         for column in columns:
-            for what, schema in (("the model's result", source), ("the table", target)):
-                if column.lower() not in {name.lower() for name in schema.names}:
+            for what, schema in schemas:
+                if column not in known[what]:
                     raise CompilationError(
                         f"{config} column {column!r} is not a column of {what} "
                         f"(columns: {', '.join(schema.names)})"
@@ -98,10 +101,10 @@ def _require_key_columns(spec: Spec, source: pa.Schema, target: pa.Schema) -> No
 
 def _sync_schema(target: TableWrite, source: pa.Schema, spec: Spec, properties: dict[str, str]) -> TableWrite:
     """Honour `on_schema_change`; `ignore` leaves the table as it is (new columns are not written)."""
-    current = {name.lower() for name in target.current.schema.names}
-    wanted = {name.lower() for name in source.names}
-    added = [f for f in source if f.name.lower() not in current and not pa.types.is_null(f.type)]
-    removed = [name for name in target.current.schema.names if name.lower() not in wanted]
+    current = column_names(target.current.schema.names)
+    wanted = column_names(source.names)
+    added = [f for f in source if f.name not in current and not pa.types.is_null(f.type)]
+    removed = [name for name in target.current.schema.names if name not in wanted]
     if not added and not removed or spec.on_schema_change == "ignore":
         return target
     if spec.on_schema_change == "fail":
@@ -138,7 +141,7 @@ def _merge(
     select = ", ".join(
         f"CASE WHEN DBT_INTERNAL_DEST.{_HIT} THEN DBT_INTERNAL_DEST.{quote(c)} "
         f"ELSE DBT_INTERNAL_SOURCE.{quote(c)} END AS {quote(c)}"
-        if c.lower() in keep
+        if c in keep
         else f"DBT_INTERNAL_SOURCE.{quote(c)}"
         for c in columns
     )
@@ -158,13 +161,13 @@ def _merge(
     )
 
 
-def _kept_columns(columns: list[str], spec: Spec) -> set[str]:
-    """Lower-cased columns a matched row keeps from the target (dbt's merge_update/exclude_columns)."""
-    keys = {k.lower() for k in spec.unique_key}
+def _kept_columns(columns: list[str], spec: Spec) -> ColumnMap[str]:
+    """The columns a matched row keeps from the target (dbt's merge_update/exclude_columns)."""
+    keys = column_names(spec.unique_key)
     if spec.update_columns is not None:
-        updated = {c.lower() for c in spec.update_columns}
-        return {c.lower() for c in columns if c.lower() not in updated and c.lower() not in keys}
-    return {c.lower() for c in spec.exclude_columns} - keys
+        updated = column_names(spec.update_columns)
+        return column_names(c for c in columns if c not in updated and c not in keys)
+    return column_names(c for c in spec.exclude_columns if c not in keys)
 
 
 def _delete_insert(
@@ -202,7 +205,7 @@ def _microbatch(
     if not spec.event_time or not spec.batch_start or not spec.batch_end:
         raise ValueError("microbatch needs event_time and the batch bounds dbt passes to each batch")
     # Spark matches names in any case, Lance's filter only as the table spells them
-    name = next(f.name for f in target.current.schema if f.name.lower() == spec.event_time.lower())
+    name = column_names(target.current.schema.names)[spec.event_time]
     window = TimeWindow(name, parse_window_bound(spec.batch_start), parse_window_bound(spec.batch_end))
     where = " AND ".join([window.lance_filter()] + [f"({predicate})" for predicate in spec.predicates])
     return merge.replace(target, rows, props, where=where, window=window)
@@ -223,6 +226,6 @@ def _key_match(keys: list[str]) -> str:
 
 def _distinct(rows: pa.Table, columns: list[str]) -> pa.Table:
     """The distinct values of `columns` (named as the table names them)."""
-    by_name = {name.lower(): name for name in rows.column_names}
-    names = [by_name.get(c.lower(), c) for c in columns]
+    by_name = column_names(rows.column_names)
+    names = [by_name.get(c, c) for c in columns]
     return rows.select(names).group_by(names).aggregate([])

@@ -28,6 +28,7 @@ from lance.fragment import FragmentMetadata
 
 from dbt.adapters.lancens.commits.fragment_bounds import TimeWindow
 from dbt.adapters.lancens.commits.table_write import TableWrite
+from dbt.adapters.lancens.spark.column_names import column_names
 from dbt.adapters.lancens.spark.types import aligned
 
 
@@ -36,10 +37,10 @@ def conform(rows: pa.Table, schema: pa.Schema) -> pa.Table:
 
     A column the rows do not have is all nulls: dbt's `on_schema_change: ignore` inserts what the
     model still selects, and a new snapshot column starts out null for old rows."""
-    by_name = {name.lower(): name for name in rows.column_names}
+    by_name = column_names(rows.column_names)
     columns = []
     for field in schema:
-        source = by_name.get(field.name.lower())
+        source = by_name.get(field.name)
         column = rows.column(source) if source is not None else pa.nulls(rows.num_rows, field.type)
         columns.append(aligned(column.cast(field.type)))
     return pa.Table.from_arrays(columns, schema=schema)

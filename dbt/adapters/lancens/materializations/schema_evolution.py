@@ -16,12 +16,13 @@ snapshot closing rows) see the new columns.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import lance
 import pyarrow as pa
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
+from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 
 
 def evolve(
@@ -41,8 +42,8 @@ def evolve(
     return _rewrite(target, added, drop, properties)
 
 
-def retype(target: TableWrite, types: dict[str, pa.DataType], properties: dict[str, str]) -> TableWrite:
-    """Change column types (keyed by lower-cased name) in one rewritten version; values are cast
+def retype(target: TableWrite, types: Mapping[str, pa.DataType], properties: dict[str, str]) -> TableWrite:
+    """Change column types (keyed by column name, in any case) in one rewritten version; values are cast
     with Arrow's safe cast, so a value the new type cannot hold fails the change."""
     return _rewrite(target, [], [], properties, types)
 
@@ -59,12 +60,13 @@ def _rewrite(
     added: list[pa.Field],
     drop: list[str],
     properties: dict[str, str],
-    types: dict[str, pa.DataType] | None = None,
+    types: Mapping[str, pa.DataType] | None = None,
 ) -> TableWrite:
     dataset = target.current
-    dropped = {name.lower() for name in drop}
-    read = [field for field in dataset.schema if field.name.lower() not in dropped]
-    kept = [field.with_type((types or {}).get(field.name.lower(), field.type)) for field in read]
+    dropped = column_names(drop)
+    new_types = ColumnMap((types or {}).items())
+    read = [field for field in dataset.schema if field.name not in dropped]
+    kept = [field.with_type(new_types.get(field.name, field.type)) for field in read]
     schema = pa.schema([*kept, *added])
 
     def batches() -> Iterator[pa.RecordBatch]:

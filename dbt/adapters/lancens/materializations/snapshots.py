@@ -16,6 +16,7 @@ from dbt.adapters.lancens.core.names import quote
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge, schema_evolution
 from dbt.adapters.lancens.materializations.source_view import query_rows
+from dbt.adapters.lancens.spark.column_names import column_names, fold
 
 # Columns of dbt's staging query that are not snapshot columns.
 _STAGING_ONLY = ("dbt_change_type", "dbt_unique_key")
@@ -35,12 +36,12 @@ def merge_staging(
     `valid_to_current`: the `dbt_valid_to_current` expression, or empty."""
     staging = runtime.sql(staging_sql, pushdown=True).toArrow()
     target = open_write(runtime, table_id, must_exist=True)
-    known = {name.lower() for name in target.current.schema.names}
+    known = column_names(target.current.schema.names)
     added = [
         field
         for field in staging.schema
-        if field.name.lower() not in known
-        and not field.name.lower().startswith(_STAGING_ONLY)
+        if field.name not in known
+        and not fold(field.name).startswith(_STAGING_ONLY)
         and not pa.types.is_null(field.type)
     ]
     if added:  # the snapshot's query selects new columns: old rows read them as nulls
@@ -51,7 +52,7 @@ def merge_staging(
         current = f"({current} OR DBT_INTERNAL_DEST.{valid_to} = {columns['valid_to_current']})"
     kept = ", ".join(
         f"DBT_INTERNAL_SOURCE.{valid_to} AS {valid_to}"
-        if name.lower() == columns["dbt_valid_to"].lower()
+        if fold(name) == fold(columns["dbt_valid_to"])
         else f"DBT_INTERNAL_DEST.{quote(name)}"
         for name in target.current.schema.names
     )

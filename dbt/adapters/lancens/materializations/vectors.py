@@ -19,6 +19,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 from dbt.adapters.lancens.spark.types import FIXED_SIZE_METADATA
 
 VECTOR_ELEMENT = T.ArrayType(T.FloatType(), True)
@@ -28,11 +29,10 @@ class VectorColumnError(ValueError):
     """A vector column that cannot be written as fixed-size float32 vectors."""
 
 
-def existing_sizes(schema: pa.Schema | None) -> dict[str, int]:
-    """The sizes of a table's fixed-size list columns (lower-cased names)."""
-    if schema is None:
-        return {}
-    return {f.name.lower(): f.type.list_size for f in schema if pa.types.is_fixed_size_list(f.type)}
+def existing_sizes(schema: pa.Schema | None) -> ColumnMap[int]:
+    """The sizes of a table's fixed-size list columns."""
+    fields = schema or pa.schema([])
+    return ColumnMap((f.name, f.type.list_size) for f in fields if pa.types.is_fixed_size_list(f.type))
 
 
 def prepare_vectors(
@@ -48,18 +48,18 @@ def prepare_vectors(
     keeps its size there, so new rows of another size fail instead of changing the table."""
     if not columns:
         return frame
-    fields = {field.name.lower(): field for field in frame.schema.fields}
-    wanted = {name.lower() for name in columns}
+    fields = ColumnMap((field.name, field) for field in frame.schema.fields)
+    wanted = column_names(columns)
     for name in sorted(wanted):
         _check_type(fields.get(name), name, list(fields))
-    key_columns = [fields[k.lower()].name for k in key if k.lower() in fields] or _default_key(fields, wanted)
-    sizes = {
-        name: (table_sizes or {}).get(name) or _size_from_data(frame, fields[name].name) for name in wanted
-    }
+    key_columns = [fields[k].name for k in key if k in fields] or _default_key(fields, wanted)
+    sizes = ColumnMap(
+        (name, (table_sizes or {}).get(name) or _size_from_data(frame, fields[name].name)) for name in wanted
+    )
     projection = []
     for field in frame.schema.fields:
-        size = sizes.get(field.name.lower())
-        if field.name.lower() not in wanted or size is None:
+        size = sizes.get(field.name)
+        if field.name not in wanted or size is None:
             projection.append(F.col(_quoted(field.name)))
         else:
             projection.append(_checked_vector(field.name, size, key_columns))
@@ -79,9 +79,9 @@ def _check_type(field: T.StructField | None, name: str, names: list[str]) -> Non
         )
 
 
-def _default_key(fields: Mapping[str, T.StructField], vectors: set[str]) -> list[str]:
+def _default_key(fields: Mapping[str, T.StructField], vectors: Mapping[str, str]) -> list[str]:
     """Without a `unique_key`, a ragged row is named by the model's first non-vector column."""
-    return [field.name for name, field in fields.items() if name not in vectors][:1]
+    return [name for name in fields if name not in vectors][:1]
 
 
 def _size_from_data(frame: DataFrame, name: str) -> int | None:

@@ -17,6 +17,7 @@ from dbt.adapters.lancens.core.relation import LancensRelation
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.namespace import errors
 from dbt.adapters.lancens.namespace.table_ops import metadata_update
+from dbt.adapters.lancens.spark.column_names import column_names
 
 COMMENT_KEY = "comment"
 _VIEW_COLUMN_PREFIX = "column."
@@ -64,11 +65,10 @@ def persist_docs(
 
 
 def _physical_name(name: str, quoted: bool, physical_columns: list[str]) -> str | None:
-    if name in physical_columns:
-        return name
+    """The table's spelling of a documented column: a quoted name matches only as spelled."""
     if quoted:
-        return None
-    return next((column for column in physical_columns if column.lower() == name.lower()), None)
+        return name if name in physical_columns else None
+    return column_names(physical_columns).get(name)
 
 
 def _persist_table(

@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
 
+from dbt.adapters.lancens.spark.column_names import column_names
 from dbt.adapters.lancens.spark.dataset import open_dataset, try_open_latest
 from dbt.adapters.lancens.spark.options import LanceOptions
 from dbt.adapters.lancens.spark.reader import LanceReader
@@ -54,11 +55,12 @@ class LanceDataSource(DataSource):
         spark_schema = to_spark_schema(open_dataset(options).schema)
         if not options.columns:
             return spark_schema
-        wanted = {name.lower() for name in options.columns}
-        unknown = wanted - {field.name.lower() for field in spark_schema.fields}
+        wanted = column_names(options.columns)
+        known = column_names(spark_schema.names)
+        unknown = sorted(name for name in wanted if name not in known)
         if unknown:
-            raise ValueError(f"option columns names {sorted(unknown)} not in the table")
-        return StructType([field for field in spark_schema.fields if field.name.lower() in wanted])
+            raise ValueError(f"option columns names {unknown} not in the table")
+        return StructType([field for field in spark_schema.fields if field.name in wanted])
 
     def reader(self, schema: StructType) -> LanceReader:
         return LanceReader(self.lance_options, schema)

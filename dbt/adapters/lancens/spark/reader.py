@@ -15,6 +15,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
 from pyspark.sql.types import StructType
 
+from dbt.adapters.lancens.spark.column_names import column_names
 from dbt.adapters.lancens.spark.dataset import open_dataset
 from dbt.adapters.lancens.spark.filters import Untranslatable, conjunction, to_lance
 from dbt.adapters.lancens.spark.options import LanceOptions
@@ -136,8 +137,8 @@ class LanceReader(DataSourceReader):
         self.options = options
         self.version: int = dataset.version
         self.schema = schema
-        lance_names = {name.lower(): name for name in dataset.schema.names}
-        self.columns = [lance_names.get(field.name.lower(), field.name) for field in schema.fields]
+        lance_names = column_names(dataset.schema.names)
+        self.columns = [lance_names.get(field.name, field.name) for field in schema.fields]
         self.read_positions = _read_positions(options, schema)
         read_schema = StructType([schema.fields[i] for i in self.read_positions])
         self.batch_size = options.batch_size or default_batch_size(spark_arrow_schema(read_schema))

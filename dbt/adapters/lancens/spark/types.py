@@ -20,6 +20,8 @@ import pyarrow.types as pat
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
+
 _INTEGERS: dict[pa.DataType, T.DataType] = {
     pa.int8(): T.ByteType(),
     pa.int16(): T.ShortType(),
@@ -125,11 +127,11 @@ def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     """
     if batch.schema.equals(schema) and not any(_has_decimal(field.type) for field in schema):
         return batch  # the common case on both paths: nothing to pick, cast or realign
-    by_name = {name.lower(): i for i, name in enumerate(batch.schema.names)}
-    missing = [field.name for field in schema if field.name.lower() not in by_name]
+    by_name = column_names(batch.schema.names)
+    missing = [field.name for field in schema if field.name not in by_name]
     if missing:
         raise ValueError(f"columns {missing} of the Lance schema are missing from the data")
-    columns = [aligned(batch.column(by_name[field.name.lower()])) for field in schema]
+    columns = [aligned(batch.column(by_name[field.name])) for field in schema]
     picked = pa.RecordBatch.from_arrays(columns, names=schema.names)
     if picked.schema.equals(schema):
         return picked
@@ -186,27 +188,27 @@ def lance_write_schema(
     `not_null` constraints): Lance then refuses a null in them on every later write too.
     """
     if append and existing is not None:
-        incoming_names = {name.lower() for name in incoming.names}
-        extra = sorted(incoming_names - {name.lower() for name in existing.names})
+        known = column_names(existing.names)
+        extra = sorted(name for name in incoming.names if name not in known)
         if extra:
             raise ValueError(f"cannot append columns {extra} that the Lance table does not have")
         return existing
-    previous = {field.name.lower(): field for field in (existing or pa.schema([]))}
-    sizes = {name.lower(): size for name, size in fixed_sizes.items()}
-    written = {name.lower() for name in incoming.names}
-    unknown = sorted(set(sizes) - written)
+    previous = ColumnMap((field.name, field) for field in (existing or pa.schema([])))
+    sizes = ColumnMap(fixed_sizes.items())
+    written = column_names(incoming.names)
+    unknown = sorted(name for name in sizes if name not in written)
     if unknown:
         raise ValueError(f"fixed_size_list option names columns {unknown} that are not written")
-    required = {name.lower() for name in not_null}
-    unknown = sorted(required - written)
+    required = column_names(not_null)
+    unknown = sorted(name for name in required if name not in written)
     if unknown:
         raise ValueError(f"not_null option names columns {unknown} that are not written")
     fields = []
     for field in incoming:
-        old = previous.get(field.name.lower())
-        new_type = _write_type(field.type, old.type if old else None, sizes.get(field.name.lower()))
+        old = previous.get(field.name)
+        new_type = _write_type(field.type, old.type if old else None, sizes.get(field.name))
         # Nullable, whatever Spark inferred (as Delta Lake does): `1 AS x` is non-nullable to Spark,
         # but a later append or merge that lacks `x` must still be able to write nulls into it.
-        nullable = field.name.lower() not in required
+        nullable = field.name not in required
         fields.append(pa.field(field.name, new_type, nullable, metadata=old.metadata if old else None))
     return pa.schema(fields)

@@ -34,6 +34,7 @@ from dbt.adapters.lancens.materializations import merge, schema_evolution
 from dbt.adapters.lancens.metadata import schemas
 from dbt.adapters.lancens.metadata.relations import drop_relation, is_view
 from dbt.adapters.lancens.namespace import errors
+from dbt.adapters.lancens.spark.column_names import column_names
 from dbt.adapters.lancens.spark.types import spark_arrow_schema
 from dbt.adapters.lancens.statements import plans
 
@@ -106,13 +107,13 @@ def _add_columns(runtime: LancensRuntime, statement: plans.AddColumns) -> None:
 def _drop_columns(runtime: LancensRuntime, statement: plans.DropColumns) -> None:
     table_id = _table_id(statement.name)
     target = open_write(runtime, table_id, must_exist=True)
-    existing = {field.name.lower() for field in target.current.schema}
-    missing = [name for name in statement.columns if name.lower() not in existing]
+    existing = column_names(target.current.schema.names)
+    missing = [name for name in statement.columns if name not in existing]
     if missing and not statement.if_exists:
         raise DbtRuntimeError(
             f"ALTER TABLE {'.'.join(table_id)} DROP COLUMNS: no column {', '.join(missing)}"
         )
-    dropped = [name for name in statement.columns if name.lower() in existing]
+    dropped = [name for name in statement.columns if name in existing]
     if dropped:
         schema_evolution.evolve(target, [], dropped, {"dbt_lancens_statement": "ALTER TABLE DROP COLUMNS"})
 
@@ -121,16 +122,16 @@ def _alter_column_types(runtime: LancensRuntime, statement: plans.AlterColumnTyp
     """`ALTER COLUMN c TYPE t` (nothing else an ALTER COLUMN can say is a Lance change)."""
     table_id = _table_id(statement.name)
     target = open_write(runtime, table_id, must_exist=True)
-    existing = {field.name.lower() for field in target.current.schema}
+    existing = column_names(target.current.schema.names)
     types = {}
     for name, spark_type in statement.columns:
-        if spark_type is None or name.lower() not in existing:
+        if spark_type is None or name not in existing:
             raise DbtRuntimeError(
                 f"ALTER TABLE {'.'.join(table_id)} ALTER COLUMN {name}: only `TYPE <type>` of an existing "
                 "column is supported on Lance tables"
             )
         struct = T.StructType([T.StructField(name, spark_type)])
-        types[name.lower()] = spark_arrow_schema(struct).field(0).type
+        types[name] = spark_arrow_schema(struct).field(0).type
     schema_evolution.retype(target, types, {"dbt_lancens_statement": "ALTER TABLE ALTER COLUMN TYPE"})
 
 

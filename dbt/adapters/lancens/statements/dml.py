@@ -12,6 +12,7 @@ from pyspark.sql import DataFrame
 from dbt.adapters.lancens.commits.writes import write_frame
 from dbt.adapters.lancens.core.names import namespace_id, quote
 from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 from dbt.adapters.lancens.statements import plans
 from dbt.adapters.lancens.statements.parse import parse_statement
 
@@ -45,15 +46,15 @@ def _new_content(
     condition = f"coalesce(({parsed.condition}), false)"
     if not parsed.assignments:
         return runtime.sql(f"SELECT * FROM {source} WHERE NOT {condition}")
-    types = {field.name.lower(): field.dataType.simpleString() for field in current.schema.fields}
-    updates = {column.lower(): expression for column, expression in parsed.assignments}
-    unknown = sorted(set(updates) - set(types))
+    known = column_names(current.schema.names)
+    updates = ColumnMap(parsed.assignments)
+    unknown = sorted(column for column in updates if column not in known)
     if unknown:
         raise ValueError(f"UPDATE {source}: no such column(s) {unknown}")
     columns = [
-        f"CAST(CASE WHEN {condition} THEN ({updates[field.name.lower()]}) ELSE {quote(field.name)} END "
-        f"AS {types[field.name.lower()]}) AS {quote(field.name)}"
-        if field.name.lower() in updates
+        f"CAST(CASE WHEN {condition} THEN ({updates[field.name]}) ELSE {quote(field.name)} END "
+        f"AS {field.dataType.simpleString()}) AS {quote(field.name)}"
+        if field.name in updates
         else quote(field.name)
         for field in current.schema.fields
     ]
