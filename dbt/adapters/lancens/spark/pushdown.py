@@ -99,7 +99,8 @@ def sql_with_pushdown(spark: SparkSession, statement: str) -> DataFrame:
     if jvm is None:
         return frame
     analyzed = frame._jdf.queryExecution().analyzed()
-    if _is_command(jvm, frame._jdf.logicalPlan()) or _is_command(jvm, analyzed):
+    command = java_class(jvm, "java.lang.Class").forName(_COMMAND_CLASS)
+    if _is_command(command, frame._jdf.logicalPlan()) or _is_command(command, analyzed):
         return frame  # a command ran when it was analysed: running it again would repeat it
     try:
         scans = _scans(jvm, analyzed)
@@ -117,10 +118,10 @@ def sql_with_pushdown(spark: SparkSession, statement: str) -> DataFrame:
     return candidate if _pushdown_is_exclusive(checked, len(exclusive)) else frame
 
 
-def _is_command(jvm: Any, plan: Any) -> bool:
+def _is_command(command: Any, plan: Any) -> bool:
+    """`plan` is a command (`command`: Spark's `Command` class) or the result of one already run."""
     if plan.getClass().getSimpleName() == "CommandResult":
         return True
-    command = java_class(jvm, "java.lang.Class").forName(_COMMAND_CLASS)
     return bool(command.isInstance(plan))
 
 
