@@ -6,6 +6,11 @@ Why each setting:
   ``metastore_db`` and ``spark-warehouse`` in the working directory (the warehouse dir is a temp dir).
 - loopback driver host and bind address (and ``SPARK_LOCAL_IP``): nothing listens beyond 127.0.0.1;
   the web UI is off by default for the same reason (pass ``spark.ui.enabled=true`` to turn it on).
+- ``spark.sql.ui.explainMode=simple`` while nothing can show a query's plan description (web UI
+  and event log off, no ``spark.extraListeners``): Spark renders the description for every query
+  even then, and the default ``formatted`` one cost ~5% of the driver JVM's CPU on small queries
+  (a microbatch batch, docs/benchmarks.md). Anyone who turns the UI or event log on gets Spark's
+  default back, and an explicit ``spark.sql.ui.explainMode`` always wins.
 - ``spark.pyspark.python`` = ``sys.executable``: Python workers must be the interpreter that has
   dbt-lancens and pylance installed, even when dbt was started without activating its virtualenv.
 - The Python worker daemon stays on (workers are forked from it, which is much cheaper than a new
@@ -56,6 +61,7 @@ LOG_FILE = "spark.log"
 _SHADOW_HOME_PREFIX = "dbt-lancens-spark-home-"
 _SHARED_HOME_PREFIX = "dbt-lancens-shared-spark-home-"
 _SUBMIT_OPTIONS = "SPARK_SUBMIT_OPTS"
+_EXPLAIN_MODE = "spark.sql.ui.explainMode"
 _DRIVER_OPTION_SETTINGS = ("spark.driver.defaultJavaOptions", "spark.driver.extraJavaOptions")
 
 
@@ -100,12 +106,8 @@ def get_or_create_session(
                 active.conf.set(key, value)
         register_data_source(active)
         return active
-    settings = {
-        **default_config(),
-        "spark.sql.warehouse.dir": tempfile.mkdtemp(prefix="dbt-lancens-warehouse-"),
-        **({"spark.ui.showConsoleProgress": "false"} if files_dir else {}),
-        **dict(config or {}),
-    }
+    warehouse = tempfile.mkdtemp(prefix="dbt-lancens-warehouse-")
+    settings = session_settings(config, files_dir, warehouse)
     with warnings.catch_warnings():
         # Starting the JVM forks and immediately execs `java`: nothing of lance runs in the
         # child, so pylance's fork-safety warning (raised by its at-fork hook) does not apply.
@@ -117,6 +119,30 @@ def get_or_create_session(
         session = builder.getOrCreate()
     register_data_source(session)
     return session
+
+
+def session_settings(
+    config: Mapping[str, str] | None, files_dir: str | None, warehouse_dir: str
+) -> dict[str, str]:
+    """Every setting a new session starts with: ours, then the caller's ``config`` over them."""
+    settings = {
+        **default_config(),
+        "spark.sql.warehouse.dir": warehouse_dir,
+        **({"spark.ui.showConsoleProgress": "false"} if files_dir else {}),
+        **dict(config or {}),
+    }
+    if _plan_descriptions_unseen(settings):
+        settings.setdefault(_EXPLAIN_MODE, "simple")
+    return settings
+
+
+def _plan_descriptions_unseen(settings: Mapping[str, str]) -> bool:
+    """Nothing of this session can show the plan description Spark renders for each query."""
+    return (
+        str(settings.get("spark.ui.enabled", "true")).strip().lower() == "false"
+        and str(settings.get("spark.eventLog.enabled", "false")).strip().lower() != "true"
+        and not str(settings.get("spark.extraListeners", "")).strip()
+    )
 
 
 def _running_session() -> SparkSession | None:
