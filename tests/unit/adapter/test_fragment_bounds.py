@@ -7,9 +7,11 @@ import datetime as dt
 from pathlib import Path
 
 import lance
+import lance.fragment
 import pyarrow as pa
 import pytest
 
+from dbt.adapters.lancens.commits import fragment_bounds
 from dbt.adapters.lancens.commits.fragment_bounds import FragmentBounds, TimeWindow
 from dbt.adapters.lancens.commits.table_write import open_write
 from dbt.adapters.lancens.core.runtime import LancensRuntime
@@ -118,6 +120,71 @@ def test_a_range_is_never_used_for_another_state_of_its_fragment(tmp_path: Path)
     dataset = lance.dataset(uri)
     assert dataset.count_rows(late.lance_filter()) == 1
     assert [f.fragment_id for f in bounds.candidates(uri, dataset, late) or []] == [0]
+
+
+def _kept_states(bounds: FragmentBounds) -> set:
+    (column,) = bounds._columns.values()
+    return set(column.live) | set(column.written)
+
+
+def _states(dataset: lance.LanceDataset) -> set:
+    return {fragment_bounds._state(fragment.metadata) for fragment in dataset.get_fragments()}
+
+
+def test_the_kept_ranges_follow_the_live_fragments(tmp_path: Path) -> None:
+    """A process that lives long keeps the states of the fragments it last saw, not every state:
+    a fragment's state before a delete and fragments compacted away are forgotten."""
+    dataset = _table(tmp_path, pa.timestamp("us", tz="UTC"), [0, 2, 5, 9])
+    uri = dataset.uri
+    bounds = FragmentBounds()
+    window = TimeWindow("event_ts", FIRST + 2 * DAY, FIRST + 3 * DAY)
+    for change in ("none", "delete", "compact"):
+        if change == "delete":
+            dataset.delete(window.lance_filter())
+        elif change == "compact":
+            dataset.optimize.compact_files(target_rows_per_fragment=1_000)
+        dataset = lance.dataset(uri)
+        candidates = bounds.candidates(uri, dataset, window)
+        assert candidates is not None
+        assert _found_by_lance(dataset, window.lance_filter()) <= {f.fragment_id for f in candidates}
+        assert _kept_states(bounds) == _states(dataset), change
+    assert len(dataset.get_fragments()) == 1
+
+
+def test_written_states_not_seen_in_a_version_are_kept_up_to_a_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ranges learnt from written fragments wait for a version that has them (a failed commit's
+    never comes): only the newest `WRITTEN_KEPT` wait, and a committed one is then used."""
+    monkeypatch.setattr(fragment_bounds, "WRITTEN_KEPT", 2)
+    dataset = _table(tmp_path, pa.timestamp("us", tz="UTC"), [0])
+    uri = dataset.uri
+    bounds = FragmentBounds()
+    written = []
+    for day in (10, 11, 12):
+        rows = pa.table({"event_ts": pa.array([FIRST + day * DAY], pa.timestamp("us", tz="UTC")), "n": [day]})
+        fragments = lance.fragment.write_fragments(rows, uri, schema=dataset.schema)
+        bounds.learn_written(uri, dataset, fragments, rows, "event_ts")
+        written.append((fragments, rows))
+    newest = {fragment_bounds._state(fragment) for fragments, _ in written[1:] for fragment in fragments}
+    assert _kept_states(bounds) == newest
+    fragments, _ = written[2]  # commit the newest: its range is known, only fragment 0 is read
+    append = lance.LanceOperation.Append(fragments)
+    dataset = lance.LanceDataset.commit(uri, append, read_version=dataset.version)
+    read: list[int] = []
+    reader = fragment_bounds._read
+
+    def recording_read(data: lance.LanceDataset, column: str, unknown: list) -> dict:
+        read.extend(fragment.fragment_id for fragment in unknown)
+        return reader(data, column, unknown)
+
+    monkeypatch.setattr(fragment_bounds, "_read", recording_read)
+    day_12 = TimeWindow("event_ts", FIRST + 12 * DAY, FIRST + 13 * DAY)
+    candidates = bounds.candidates(uri, dataset, day_12)
+    assert [f.fragment_id for f in candidates or []] == [1]
+    assert read == [0]
+    waiting = {fragment_bounds._state(fragment) for fragment in written[1][0]}
+    assert _kept_states(bounds) == _states(dataset) | waiting
 
 
 @pytest.fixture

@@ -13,6 +13,11 @@ restored version names its older deletion file, so a range stays true for that s
 state is a new key. Ranges come from the rows a batch writes (a superset of the rows its fragments
 keep) and, for fragments this process has not seen, from one streamed read of the column.
 
+What is kept stays small in a process that lives long: per column, the states of the fragments of
+the version last looked at, plus the last `WRITTEN_KEPT` states written and not yet seen in a
+version (a concurrent batch's, or a failed commit's). A state that is forgotten costs only one read
+of that fragment's column if it is needed again.
+
 Only timestamps without a time zone or in UTC are bounded, compared as integers of the column's
 own unit with a window given in whole seconds of UTC wall-clock time, which is how Lance
 compares such a column with `TIMESTAMP '<start>'`; any other type is scanned whole, as before.
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -37,7 +43,10 @@ _UTC_NAMES = (None, "UTC", "Etc/UTC", "+00:00")
 _EPOCH = dt.datetime(1970, 1, 1)
 _BOUND_FORMAT = "%Y-%m-%d %H:%M:%S"  # how the microbatch macro passes a batch's bounds
 
-_Key = tuple[str, int, tuple[str, ...], str | None]  # location, field id, data files, deletion file
+WRITTEN_KEPT = 64  # written fragment states kept per column until a version shows them
+
+_Column = tuple[str, int]  # table location, Lance field id
+_State = tuple[tuple[str, ...], str | None]  # a fragment's data files and deletion file
 _Range = tuple[int, int] | None  # None: the column holds no value there
 
 
@@ -60,7 +69,7 @@ class TimeWindow:
 class FragmentBounds:
     """The column ranges of fragment states this process has seen; one per runtime."""
 
-    _ranges: dict[_Key, _Range] = field(default_factory=dict)
+    _columns: dict[_Column, _ColumnRanges] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def candidates(
@@ -74,13 +83,13 @@ class FragmentBounds:
         name, field_id, unit = column
         low, high = _ticks(window.start, unit), _ticks(window.end, unit)
         fragments = dataset.get_fragments()
-        keys = {f.fragment_id: _key(location, field_id, f.metadata) for f in fragments}
+        states = {f.fragment_id: _state(f.metadata) for f in fragments}
         with self._lock:
-            ranges = {
-                fid: self._ranges[key] for fid, key in keys.items() if key is not None and key in self._ranges
-            }
+            ranges = self._column(location, field_id).lookup(states)
         unknown = [f for f in fragments if f.fragment_id not in ranges]
-        ranges.update(self._read(dataset, name, unknown, keys))
+        ranges.update(_read(dataset, name, unknown))
+        with self._lock:
+            self._column(location, field_id).keep_live(states, ranges)
         return [
             f for f in fragments if f.fragment_id not in ranges or _meets(ranges[f.fragment_id], low, high)
         ]
@@ -102,50 +111,82 @@ class FragmentBounds:
         found = pc.min_max(rows.column(name).cast(pa.int64()))
         value_range = None if found["min"].as_py() is None else (found["min"].as_py(), found["max"].as_py())
         with self._lock:
+            kept = self._column(location, field_id)
             for fragment in fragments:
-                key = _key(location, field_id, fragment)
-                if key is not None:
-                    self._ranges[key] = value_range
+                state = _state(fragment)
+                if state is not None:
+                    kept.learn_written(state, value_range)
 
-    def _read(
-        self,
-        dataset: lance.LanceDataset,
-        column: str,
-        fragments: list[lance.LanceFragment],
-        keys: dict[int, _Key | None],
-    ) -> dict[int, _Range]:
-        """Ranges of `fragments` from one streamed read of the column (a batch in memory at a
-        time); kept for those with a key."""
-        ranges: dict[int, _Range] = {f.fragment_id: None for f in fragments}  # no live row, or only nulls
-        if not fragments:
-            return ranges
-        scanner = dataset.scanner(
-            columns=[column], with_row_address=True, fragments=fragments, scan_in_order=False
-        )
-        for batch in scanner.to_batches():
-            grouped = (
-                pa.table(
-                    {
-                        "fragment": pc.shift_right(batch.column("_rowaddr"), 32),
-                        "value": batch.column(column).cast(pa.int64()),
-                    }
-                )
-                .group_by("fragment")
-                .aggregate([("value", "min"), ("value", "max")])
-            )
-            for fragment_id, low, high in zip(
-                grouped.column("fragment").to_pylist(),
-                grouped.column("value_min").to_pylist(),
-                grouped.column("value_max").to_pylist(),
-                strict=True,
-            ):
-                ranges[fragment_id] = _widen(ranges[fragment_id], low, high)
-        with self._lock:
-            for fragment_id, value_range in ranges.items():
-                key = keys[fragment_id]
-                if key is not None:
-                    self._ranges[key] = value_range
+    def _column(self, location: str, field_id: int) -> _ColumnRanges:
+        """The ranges kept for one column of one table (the caller holds the lock)."""
+        return self._columns.setdefault((location, field_id), _ColumnRanges())
+
+
+@dataclass
+class _ColumnRanges:
+    """The ranges of one column of one table, by fragment state."""
+
+    live: dict[_State, _Range] = field(default_factory=dict)  # the last version looked at
+    written: OrderedDict[_State, _Range] = field(default_factory=OrderedDict)  # newest last
+
+    def lookup(self, states: dict[int, _State | None]) -> dict[int, _Range]:
+        """The known ranges of the fragments with these `states` (fragment id -> state)."""
+        found: dict[int, _Range] = {}
+        for fragment_id, state in states.items():
+            if state is None:
+                continue
+            if state in self.live:
+                found[fragment_id] = self.live[state]
+            elif state in self.written:
+                found[fragment_id] = self.written[state]
+        return found
+
+    def keep_live(self, states: dict[int, _State | None], ranges: dict[int, _Range]) -> None:
+        """Keep the ranges of one version's fragments and forget the states it no longer has."""
+        self.live = {
+            state: ranges[fragment_id]
+            for fragment_id, state in states.items()
+            if state is not None and fragment_id in ranges
+        }
+        for state in self.live:
+            self.written.pop(state, None)
+
+    def learn_written(self, state: _State, value_range: _Range) -> None:
+        self.written[state] = value_range
+        self.written.move_to_end(state)
+        while len(self.written) > WRITTEN_KEPT:
+            self.written.popitem(last=False)
+
+
+def _read(
+    dataset: lance.LanceDataset, column: str, fragments: list[lance.LanceFragment]
+) -> dict[int, _Range]:
+    """Ranges of `fragments` from one streamed read of the column (a batch in memory at a time)."""
+    ranges: dict[int, _Range] = {f.fragment_id: None for f in fragments}  # no live row, or only nulls
+    if not fragments:
         return ranges
+    scanner = dataset.scanner(
+        columns=[column], with_row_address=True, fragments=fragments, scan_in_order=False
+    )
+    for batch in scanner.to_batches():
+        grouped = (
+            pa.table(
+                {
+                    "fragment": pc.shift_right(batch.column("_rowaddr"), 32),
+                    "value": batch.column(column).cast(pa.int64()),
+                }
+            )
+            .group_by("fragment")
+            .aggregate([("value", "min"), ("value", "max")])
+        )
+        for fragment_id, low, high in zip(
+            grouped.column("fragment").to_pylist(),
+            grouped.column("value_min").to_pylist(),
+            grouped.column("value_max").to_pylist(),
+            strict=True,
+        ):
+            ranges[fragment_id] = _widen(ranges[fragment_id], low, high)
+    return ranges
 
 
 def parse_window_bound(text: str) -> dt.datetime:
@@ -168,14 +209,15 @@ def _bounded_column(dataset: lance.LanceDataset, name: str) -> tuple[str, int, i
     return column.name, lance_field.id(), _UNITS_PER_SECOND[column.type.unit]
 
 
-def _key(location: str, field_id: int, fragment: FragmentMetadata) -> _Key | None:
-    """The fragment state a range belongs to; None for fragments with overlays (never kept). The
-    field id, not the name: a renamed column keeps its files but not its values' meaning."""
+def _state(fragment: FragmentMetadata) -> _State | None:
+    """The fragment state a range belongs to; None for fragments with overlays (never kept).
+    Ranges are kept per column by its field id, not its name: a renamed column keeps its files but
+    not its values' meaning."""
     if fragment.overlays:
         return None
     deletion = fragment.deletion_file
     deletion_key = None if deletion is None else f"{deletion.read_version}-{deletion.id}-{deletion.file_type}"
-    return (location, field_id, tuple(sorted(f.path for f in fragment.files)), deletion_key)
+    return (tuple(sorted(f.path for f in fragment.files)), deletion_key)
 
 
 def _ticks(moment: dt.datetime, units_per_second: int) -> int:
