@@ -109,6 +109,39 @@ def test_a_launch_records_then_the_archive_is_used_and_a_changed_jar_gets_anothe
     assert class_archive.plan_launch(archive_dir, str(fake_home), "") is None  # Spark reports it, not us
 
 
+def test_archives_no_launch_maps_for_two_weeks_are_removed_and_a_mapped_one_is_renewed(
+    archive_dir: str, fake_home: Path
+) -> None:
+    """An upgrade names a new archive and leaves the old ~170 MB one: the next launch removes it
+    once unused for `UNUSED_SECONDS`, with its lock and failure files; a mapped archive is kept."""
+    current = class_archive.plan_launch(archive_dir, str(fake_home), "")
+    assert current is not None
+    Path(current.archive).write_bytes(b"the archive in use")
+    directory = Path(archive_dir)
+    old = time.time() - class_archive.UNUSED_SECONDS - 60
+    stale = directory / "driver-0000000000000001.jsa"
+    recent = directory / "driver-0000000000000002.jsa"
+    elsewhere = directory.parent / "driver-0000000000000003.jsa"
+    linked = directory / "driver-0000000000000003.jsa"
+    for path in (stale, recent, elsewhere, Path(f"{stale}.lock"), Path(f"{stale}.failed")):
+        path.write_bytes(b"x")
+    linked.symlink_to(elsewhere)  # not a regular file of ours: never touched
+    for path in (stale, elsewhere, Path(current.archive)):
+        os.utime(path, (old, old))
+    younger = time.time() - class_archive.UNUSED_SECONDS + 60  # a minute short of the limit
+    os.utime(recent, (younger, younger))
+
+    mapped = class_archive.plan_launch(archive_dir, str(fake_home), "")
+    assert mapped is not None and mapped.class_list is None
+    archives = sorted(path.name for path in directory.glob("driver-*.jsa"))
+    assert archives == sorted([Path(current.archive).name, recent.name, linked.name])
+    assert not Path(f"{stale}.lock").exists() and not Path(f"{stale}.failed").exists()
+    assert os.stat(current.archive).st_mtime > time.time() - 60  # mapping renewed it
+    later = time.time() + 120
+    assert class_archive.remove_unused(archive_dir, keep=current.archive, now=later) == [str(recent)]
+    assert Path(current.archive).exists() and elsewhere.exists()
+
+
 def test_the_users_options_the_switch_and_a_shared_directory_turn_it_off(
     archive_dir: str, fake_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

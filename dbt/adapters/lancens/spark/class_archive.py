@@ -22,6 +22,10 @@ The life cycle, built so that no run pays for making the archive and no run trus
    the archive's name is a hash of the ``java`` binary, the Spark home and every jar's size and
    time, so a changed installation gets a new archive instead of a stale one.
 
+4. Each launch that maps an archive renews its time; archives no launch has mapped for 14 days
+   are removed by the next launch (an upgraded JDK or Spark names a new archive and leaves the old
+   ~170 MB one unused; two installations in use keep theirs).
+
 Archives live in a directory of this user's only (mode 0700): classes mapped from a file someone
 else could write would be their code in our JVM. A user's own CDS options in the driver's
 Java options (``-Xshare:off``, ``-XX:SharedArchiveFile``, ...) win, and
@@ -64,6 +68,7 @@ _SPARK_STARTED = "org/apache/spark/SparkContext"  # in a list, the mark of a JVM
 _SHARED_OPTION_PREFIXES = ("-Xmx", "--add-modules")
 _WAIT_SECONDS = 1.0
 _DUMP_MEMORY_BYTES = 3 << 29  # 1.5 GiB: the dump's ~0.9 GB peak and room for everything else
+UNUSED_SECONDS = 14 * 86_400  # an archive no launch mapped for this long belongs to no installation
 
 
 def default_directory() -> str | None:
@@ -104,7 +109,9 @@ def plan_launch(directory: str | None, spark_home: str, user_options: str) -> Ar
         archive = os.path.join(directory, f"driver-{_key(java, spark_home)}.jsa")
     except OSError:  # an unreadable jars directory or a dangling link in it: Spark will say so itself
         return None
+    remove_unused(directory, keep=archive)
     if _is_ours(archive):
+        _renew(archive)
         return ArchiveLaunch(archive, java, class_list=None)
     if os.path.lexists(_failed(archive)) or _dump_under_way(archive):
         return None
@@ -178,6 +185,36 @@ def memory_to_spare(meminfo: str = "/proc/meminfo") -> bool:
     except (OSError, ValueError, IndexError):
         pass
     return True
+
+
+def remove_unused(directory: str, keep: str, now: float | None = None) -> list[str]:
+    """Remove the archives in ``directory`` (with their lock and failure files), other than
+    ``keep``, that no launch has mapped for ``UNUSED_SECONDS``; the paths removed. A JVM that maps
+    one meanwhile keeps its mapping (or, not finding it, runs without sharing)."""
+    cutoff = (time.time() if now is None else now) - UNUSED_SECONDS
+    removed = []
+    for archive in glob.glob(os.path.join(glob.escape(directory), "driver-*.jsa")):
+        try:
+            unused = archive != keep and _is_ours(archive) and os.lstat(archive).st_mtime < cutoff
+        except OSError:
+            continue
+        if not unused:
+            continue
+        try:
+            for path in (archive, _lock(archive), _failed(archive)):
+                _remove(path)
+        except OSError:  # never fail a launch over a file we only meant to tidy away
+            continue
+        removed.append(archive)
+    return removed
+
+
+def _renew(archive: str) -> None:
+    """Mark ``archive`` as mapped now (its time; the JVM checks the jars' times, not this one's)."""
+    try:
+        os.utime(archive)
+    except OSError:
+        pass
 
 
 def _spark_started(class_list: str) -> bool:
