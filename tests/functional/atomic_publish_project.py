@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+import os
+
+import lance
 import pytest
+
+
+def assert_no_orphan_transactions(location: str) -> None:
+    """Every transaction file of the table at `location` is some version's: staging (detached
+    readable copies, the staged versions of a run that published nothing) leaves none behind."""
+    dataset = lance.dataset(location)
+    referenced = set()
+    for entry in dataset.versions():
+        transaction = dataset.read_transaction(entry["version"])
+        referenced.add(f"{transaction.read_version}-{transaction.uuid}.txn")
+    assert set(os.listdir(os.path.join(location, "_transactions"))) == referenced, location
 
 
 class AtomicPublishProject:

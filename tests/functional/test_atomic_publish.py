@@ -19,7 +19,7 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
-from tests.functional.atomic_publish_project import AtomicPublishProject
+from tests.functional.atomic_publish_project import AtomicPublishProject, assert_no_orphan_transactions
 
 A = "{{ config(materialized='table') }} select {{ var('gen', 1) }} as gen"
 B = "{{ config(materialized='table') }} select gen, gen * 10 as tens from {{ ref('a') }}"
@@ -71,6 +71,11 @@ class TestAtomicPublish(AtomicPublishProject):
             state[name] = (info.version, plain.to_table().column("gen").to_pylist())
         return state
 
+    def _assert_no_orphan_transactions(self, ns: DirectoryNamespace, schema: list[str]) -> None:
+        for name in TABLES:
+            if ns.table_exists([*schema, name]):
+                assert_no_orphan_transactions(ns.describe_table([*schema, name]).location)
+
     def test_publish_together_and_nothing_on_failure(self, project, dbt_profile_target, tmp_path) -> None:
         ns = DirectoryNamespace(dbt_profile_target["root"])
         schema = project.test_schema.split(".")
@@ -113,13 +118,16 @@ class TestAtomicPublish(AtomicPublishProject):
         assert gate_table.column("tens").to_pylist() == [22]
         runs = {ns.describe_table_version([*schema, name]).metadata["dbt_invocation_id"] for name in TABLES}
         assert len(runs) == 1
+        self._assert_no_orphan_transactions(ns, schema)
 
         # a failing build stages a..gate but publishes none of them
         run_dbt(["build", "--vars", "{gen: 3, break: true}"], expect_pass=False)
         assert self._state(ns, schema) == after
+        self._assert_no_orphan_transactions(ns, schema)
 
         # a successful build publishes everything
         run_dbt(["build", "--vars", "{gen: 4}"])
         final = self._state(ns, schema)
         assert {name: value[1] for name, value in final.items() if value} == {name: [4] for name in TABLES}
         assert final["a"][0] == 3 and final["gate"][0] == 2
+        self._assert_no_orphan_transactions(ns, schema)

@@ -15,7 +15,7 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
-from tests.functional.atomic_publish_project import AtomicPublishProject
+from tests.functional.atomic_publish_project import AtomicPublishProject, assert_no_orphan_transactions
 from tests.functional.microbatch_events import events_model, window
 
 DAYS = 4
@@ -77,12 +77,12 @@ class TestMicrobatchAtomicPublish(AtomicPublishProject):
         files = self._files(project, root)
         assert not [name for name in files if os.path.basename(name).startswith("d")
                     and name.startswith("_versions")]  # fmt: skip  # no detached manifest left
+        location = DirectoryNamespace(root).describe_table([project.test_schema, "batched"]).location
+        assert_no_orphan_transactions(location)  # nor a detached version's transaction
 
         # A failed batch: the run publishes none of its batches and leaves no file behind.
         failing = ["run", "--select", "batched", *WINDOW, "--vars", "{fail: true}"]
         results = run_dbt(failing, expect_pass=False)
         assert self._batches(results) == (DAYS - 1, 1)
         assert self._state(project, root) == (first_version + DAYS, list(range(1, 201)))
-        assert self._files(project, root) - files <= {
-            name for name in self._files(project, root) if name.startswith("_transactions")
-        }
+        assert self._files(project, root) == files

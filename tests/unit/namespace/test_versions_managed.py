@@ -274,6 +274,13 @@ def test_a_chain_of_staged_versions_is_invisible_then_published_in_one_commit(ns
     assert "ScalarIndexQuery" in table.scanner(filter="id = 450").explain_plan()
     assert table.to_table(filter="id = 450")["id"].to_pylist() == [450]
     assert not [name for name in files(ns, T) if "-" in name]  # every staging file finalized
+    # each staged version names its transaction file, which the published version references
+    for staged in (rows, indexed, recorded):
+        transaction = table.read_transaction(staged.version)
+        assert staged.transaction_uuid == transaction.uuid
+        assert (
+            Path(table.uri) / "_transactions" / f"{transaction.read_version}-{transaction.uuid}.txn"
+        ).is_file()
 
 
 def test_a_chain_can_start_with_the_tables_creation(ns: DirectoryNamespace) -> None:

@@ -14,7 +14,7 @@ the previous versions.
 
 from __future__ import annotations
 
-from dbt.adapters.lancens.commits.staging import SCRATCH_DIR, RunPublisher
+from dbt.adapters.lancens.commits.staging import SCRATCH_DIR, RunPublisher, unpublished_files
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.namespace.storage import Storage
 
@@ -57,7 +57,7 @@ def _cleanup(runtime: LancensRuntime, publisher: RunPublisher, published: bool) 
     for table_id, written in publisher.writes.items():
         garbage = list(written.garbage)
         if not published:
-            garbage.extend(written.unpublished_garbage)
+            garbage.extend(unpublished_files(storage, written))
             if written.first.table_row is not None:
                 garbage.append(written.first.location)  # a new table's directory: nobody else knows it
         for path in garbage:

@@ -12,6 +12,10 @@ so each staged write also gets a version the `lance` data source can open:
   to a scratch dataset under `<root>/.lancens-staging/<run>/`, outside every table directory.
 
 Everything happens in the dbt process: Spark tasks only write data files (`commits.writes`).
+
+Nothing of a run outlives it but what it publishes: a detached version's manifest and transaction
+file are never part of the published history and go when the run ends; the staged versions'
+transaction files go with their manifests when the run publishes nothing (`unpublished_files`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from lance.fragment import FragmentMetadata
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.commit import StagedCommit
+from dbt.adapters.lancens.namespace.layout import TRANSACTIONS_DIR
 from dbt.adapters.lancens.namespace.storage import Storage
 
 SCRATCH_DIR = ".lancens-staging"
@@ -168,7 +173,10 @@ class RunPublisher:
                 storage.rm(staged.manifest_path)
                 raise
             if detached:  # a new detached version at the table's own location
-                garbage = [f"{read.path.rstrip('/')}/_versions/d{moved.version}.manifest"]
+                garbage = [
+                    f"{read.path.rstrip('/')}/_versions/d{moved.version}.manifest",
+                    _transaction_file(read.path, transaction),
+                ]
                 next_read = ReadTarget(read.path, moved.version)
             else:  # the scratch copy's next version, its latest
                 garbage, next_read = [], read
@@ -217,6 +225,26 @@ class RunPublisher:
             return [commit for written in self.writes.values() for commit in written.chain]
 
 
+def unpublished_files(storage: Storage, written: StagedWrite) -> list[str]:
+    """The files of a table's staged versions that only publishing would make part of its history:
+    the data and index files its writes added, and the staged versions' transaction files (found by
+    their transaction's uuid, since Lance names them after the version they were built on)."""
+    files = list(written.unpublished_garbage)
+    for commit in written.chain:
+        if commit.transaction_uuid is None:
+            continue
+        directory = f"{commit.location.rstrip('/')}/{TRANSACTIONS_DIR}"
+        suffix = f"-{commit.transaction_uuid}.txn"
+        files.extend(f"{directory}/{name}" for name in storage.names(directory) if name.endswith(suffix))
+    return files
+
+
+def _transaction_file(location: str, transaction: lance.Transaction) -> str:
+    """The file Lance writes `transaction` to at `location`: for a detached commit, never part of
+    any version's history (it is not rebased, so the name keeps its read version)."""
+    return f"{location.rstrip('/')}/{TRANSACTIONS_DIR}/{transaction.read_version}-{transaction.uuid}.txn"
+
+
 def _new_files(operation: lance.LanceOperation.BaseOperation, base: lance.LanceDataset | None) -> list[str]:
     """The files `operation` references that `base` (the version it was computed against) does not:
     what this write added, relative to the table (data files and deletion files). A `Merge` lists
@@ -262,17 +290,14 @@ def _stage(
     )
     options = namespace.storage_options or None
     if info is not None and not info.declared_only and read_version is not None:
-        detached = lance.LanceDataset.commit(
-            location,
-            lance.Transaction(read_version, operation, transaction_properties=properties),
-            detached=True,
-            storage_options=options,
-        )
+        transaction = lance.Transaction(read_version, operation, transaction_properties=properties)
+        detached = lance.LanceDataset.commit(location, transaction, detached=True, storage_options=options)
         manifest = f"{location.rstrip('/')}/_versions/d{detached.version}.manifest"
         read = ReadTarget(location, detached.version)
         base = lance.dataset(location, version=read_version, storage_options=options)
         written = tuple(f"{location.rstrip('/')}/{relative}" for relative in _new_files(operation, base))
-        return StagedWrite((staged,), read, (manifest, staged.manifest_path), written)
+        garbage = (manifest, _transaction_file(location, transaction), staged.manifest_path)
+        return StagedWrite((staged,), read, garbage, written)
     copy = f"{scratch.rstrip('/')}/{staged.location.rstrip('/').rsplit('/', 1)[-1]}"
     storage = Storage(namespace.root, namespace.storage_options)
     for relative in _new_files(operation, None):  # a new table: every file the operation references

@@ -27,7 +27,7 @@ import uuid
 from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlparse
 
@@ -51,7 +51,9 @@ class StagedCommit:
     """A version written to storage but not yet part of the namespace (see ``publish``).
 
     ``table_row`` is the ``__manifest`` row of a table that did not exist yet; it is inserted in the
-    same commit as the version row so the table appears together with its first version."""
+    same commit as the version row so the table appears together with its first version.
+    ``transaction_uuid`` names the version's transaction file (``_transactions/<n>-<uuid>.txn``),
+    which the version references once published and which is garbage if it never is."""
 
     id: list[str]
     version: int
@@ -59,6 +61,7 @@ class StagedCommit:
     location: str
     metadata: dict[str, str] = field(default_factory=dict)
     table_row: dict[str, Any] | None = None
+    transaction_uuid: str | None = None
 
 
 def _lance_path(path: str) -> str:
@@ -288,6 +291,7 @@ class _Committed:
     store: _VersionStore | None
     table: ResolvedTable
     table_row: Row | None
+    transaction_uuid: str
 
 
 def _commit(manager: VersionManager, request: CommitRequest, stage_only: bool) -> _Committed:
@@ -314,7 +318,7 @@ def _commit(manager: VersionManager, request: CommitRequest, stage_only: bool) -
         if store is not None and store.error is not None:
             raise store.error from exc
         raise
-    return _Committed(int(dataset.version), store, table, table_row)
+    return _Committed(int(dataset.version), store, table, table_row, transaction.uuid)
 
 
 def commit_table(manager: VersionManager, request: CommitRequest) -> int:
@@ -352,9 +356,11 @@ def stage_table_commit(manager: VersionManager, request: CommitRequest) -> Stage
         raise errors.UnsupportedOperationError(
             "staged commits need table_version_management=true in the __manifest metadata"
         )
-    store = _commit(manager, request, stage_only=True).store
-    assert store is not None and store.staged is not None, "Lance committed without calling the version store"
-    return store.staged
+    done = _commit(manager, request, stage_only=True)
+    assert done.store is not None and done.store.staged is not None, (
+        "Lance committed without the version store"
+    )
+    return replace(done.store.staged, transaction_uuid=done.transaction_uuid)
 
 
 def stage_next_commit(
@@ -395,7 +401,9 @@ def stage_next_commit(
                 fs.write_bytes(
                     f"{prior.location.rstrip('/')}/{TRANSACTIONS_DIR}/{file_name}", transaction_file.read()
                 )
-    return StagedCommit(list(prior.id), version, staging, prior.location, dict(properties), None)
+    return StagedCommit(
+        list(prior.id), version, staging, prior.location, dict(properties), None, transaction.uuid
+    )
 
 
 def _check_index_fragments(
