@@ -78,3 +78,15 @@ def test_custom_constraints_warn_they_are_not_supported(warnings: list[str]) -> 
     contract = contract_of(columns, [], _quote)
     assert contract.checks == ()
     assert any("The constraint type custom is not supported by lancens" in w for w in warnings)
+
+
+def test_columns_named_in_another_case_are_one_column() -> None:
+    """Spark resolves `Amount` and `amount` to one column: the contract selects it once (the last
+    entry's spelling) and a model-level not_null in any case checks it."""
+    columns = {
+        "amount": {"name": "amount", "data_type": "int", "constraints": []},
+        "Amount": {"name": "Amount", "data_type": "int", "quote": True, "constraints": []},
+    }
+    contract = contract_of(columns, [{"type": "not_null", "columns": ["AMOUNT"]}], _quote)
+    assert contract.columns == ("`Amount`",)
+    assert [check.condition for check in contract.checks] == ["`Amount` is null"]

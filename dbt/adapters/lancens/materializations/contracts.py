@@ -30,7 +30,7 @@ from dbt_common.contracts.constraints import (
 )
 from dbt_common.events.functions import warn_or_error
 
-from dbt.adapters.lancens.spark.column_names import ColumnMap
+from dbt.adapters.lancens.spark.column_names import fold
 
 
 @dataclass(frozen=True)
@@ -67,10 +67,10 @@ def contract_of(
     quote: Callable[[str], str],
 ) -> Contract:
     """The contract of a model from dbt's `model.columns` and `model.constraints`."""
-    rendered = ColumnMap(
-        (column["name"], quote(column["name"]) if column.get("quote") else column["name"])
-        for column in columns.values()
-    )
+    rendered: dict[str, str] = {}  # one column per name as Spark resolves it (the last entry wins)
+    for column in columns.values():
+        name = column["name"]
+        rendered[fold(name)] = quote(name) if column.get("quote") else name
     not_null: list[str] = []
     checks: list[Check] = []
     for column in columns.values():
@@ -85,7 +85,7 @@ def contract_of(
             not_null.extend(_unquoted(name) for name in model_constraint.columns)
         _collect(model_constraint, checks)
     null_checks = [
-        Check(f"{rendered.get(name, name)} is null", f"NOT NULL constraint violated for column {name}")
+        Check(f"{rendered.get(fold(name), name)} is null", f"NOT NULL constraint violated for column {name}")
         for name in dict.fromkeys(not_null)
     ]
     return Contract(tuple(rendered.values()), tuple(dict.fromkeys(not_null)), (*null_checks, *checks))
