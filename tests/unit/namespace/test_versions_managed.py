@@ -12,9 +12,9 @@ import lance
 import pyarrow as pa
 import pytest
 
-from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
+from dbt.adapters.lancens.namespace import DirectoryNamespace, errors, maintenance
 from dbt.adapters.lancens.namespace.layout import manifest_name
-from dbt.adapters.lancens.namespace.versions import VersionEntry
+from dbt.adapters.lancens.namespace.versions import VersionEntry, VersionManager
 
 T = ["ns", "t"]
 U = ["ns", "u"]
@@ -317,3 +317,43 @@ def test_an_index_of_fragments_the_staged_version_lacks_is_refused(ns: Directory
         ns.stage_next_commit(rows, lance.LanceOperation.CreateIndex([elsewhere], []))
     with pytest.raises(errors.InvalidInputError, match="prior must be a StagedCommit"):
         ns.stage_next_commit("t$2", _metadata_update({"k": "v"}))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("step", ["_finalize", "_point_rows", "_remove_staging"])
+def test_a_failure_after_the_commit_point_reports_the_commit(
+    ns: DirectoryNamespace, monkeypatch: pytest.MonkeyPatch, step: str
+) -> None:
+    """Once its row is in `__manifest` a version is committed and readers finish it, so a storage
+    error while finishing it must not fail the commit or the publish: a caller told so would delete
+    the files of a committed version."""
+    append(ns, T, _rows(0))
+    staged = stage(ns, U, _rows(20))  # a new table, published
+
+    def unavailable(*args: object, **kwargs: object) -> None:
+        raise OSError("storage unavailable")
+
+    monkeypatch.setattr(VersionManager, step, unavailable)
+    assert append(ns, T, _rows(10)) == 2
+    assert ns.publish([staged]) == {("ns", "u"): 1}
+    monkeypatch.undo()
+    for table_id, version, count in ((T, 2, 4), (U, 1, 2)):
+        info = ns.describe_table(table_id)  # a reader finishes what the writer could not
+        assert info.version == version
+        assert lance.dataset(info.location).count_rows() == count
+    assert append(ns, T, _rows(30)) == 3
+
+
+def test_a_failed_manifest_upkeep_does_not_fail_the_change(
+    ns: DirectoryNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The `__manifest` upkeep after a commit (compaction, indexes) only helps later reads: its
+    failure leaves the committed change committed and reported as such."""
+
+    def unavailable(*args: object, **kwargs: object) -> bool:
+        raise OSError("storage unavailable")
+
+    monkeypatch.setattr(maintenance, "upkeep", unavailable)
+    assert append(ns, T, _rows(0)) == 1
+    ns.create_namespace(["other"])
+    monkeypatch.undo()
+    assert ns.namespace_exists(["other"]) and ns.describe_table(T).version == 1

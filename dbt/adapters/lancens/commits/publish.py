@@ -27,7 +27,7 @@ def begin(runtime: LancensRuntime, run_id: str) -> None:
     with runtime.lock:
         stale, runtime.publisher = runtime.publisher, RunPublisher.start(runtime.namespace, run_id)
     if stale is not None:
-        _cleanup(runtime, stale, published=False)
+        _cleanup(runtime, stale, discard_staged=True)
 
 
 def finish(runtime: LancensRuntime, statuses: list[str]) -> dict[tuple[str, ...], int]:
@@ -37,26 +37,32 @@ def finish(runtime: LancensRuntime, statuses: list[str]) -> dict[tuple[str, ...]
     if publisher is None or not publisher.writes:
         return {}
     if FAILED_STATUSES.intersection(str(status).lower() for status in statuses):
-        _cleanup(runtime, publisher, published=False)
+        _cleanup(runtime, publisher, discard_staged=True)
         return {}
     try:
         published = runtime.namespace.publish(publisher.staged_commits())
-    except BaseException:
-        _cleanup(runtime, publisher, published=False)
+    except Exception:
+        # the engine raises only before its commit point: nothing was published
+        _cleanup(runtime, publisher, discard_staged=True)
         raise
-    _cleanup(runtime, publisher, published=True)
+    except BaseException:
+        # interrupted: the versions may be published, so their files stay (unreferenced: garbage)
+        _cleanup(runtime, publisher, discard_staged=False)
+        raise
+    _cleanup(runtime, publisher, discard_staged=False)
     return published
 
 
-def _cleanup(runtime: LancensRuntime, publisher: RunPublisher, published: bool) -> None:
-    """Delete the run's scratch copies (and the scratch root when no other run has one), detached
-    and (unpublished) staged manifests; point Spark's catalog at the published tables so later
-    invocations of this process read what readers see."""
+def _cleanup(runtime: LancensRuntime, publisher: RunPublisher, discard_staged: bool) -> None:
+    """Delete what no version can reference (scratch copies, the scratch root when no other run
+    has one, detached versions' files) and, with `discard_staged`, the staged versions' files (the
+    run published nothing); point Spark's catalog at the published tables so later invocations of
+    this process read what readers see."""
     namespace = runtime.namespace
     storage = Storage(namespace.root, namespace.storage_options)
     for table_id, written in publisher.writes.items():
         garbage = list(written.garbage)
-        if not published:
+        if discard_staged:
             garbage.extend(unpublished_files(storage, written))
             if written.first.table_row is not None:
                 garbage.append(written.first.location)  # a new table's directory: nobody else knows it

@@ -50,8 +50,10 @@ class StagedWrite:
 
     chain: tuple[StagedCommit, ...]
     read: ReadTarget
-    garbage: tuple[str, ...] = ()  # deleted once published or discarded
-    unpublished_garbage: tuple[str, ...] = ()  # deleted only when the run publishes nothing
+    garbage: tuple[str, ...] = ()  # never part of a version: deleted once published or discarded
+    # deleted only when the run publishes nothing (a published version may need any of them: the
+    # engine removes a staged manifest itself once the version is finished)
+    unpublished_garbage: tuple[str, ...] = ()
 
     @property
     def first(self) -> StagedCommit:
@@ -124,7 +126,9 @@ class RunPublisher:
         staged = namespace.stage_next_commit(written.chain[-1], operation, properties)
         with self.lock:
             self.writes[key] = replace(
-                written, chain=(*written.chain, staged), garbage=(*written.garbage, staged.manifest_path)
+                written,
+                chain=(*written.chain, staged),
+                unpublished_garbage=(*written.unpublished_garbage, staged.manifest_path),
             )
         self.discard_unpublished(key, files)
         return staged.version
@@ -184,9 +188,10 @@ class RunPublisher:
                 written,
                 chain=(*written.chain, staged),
                 read=next_read,
-                garbage=(*written.garbage, *garbage, staged.manifest_path),
+                garbage=(*written.garbage, *garbage),
                 unpublished_garbage=(
                     *written.unpublished_garbage,
+                    staged.manifest_path,
                     *(f"{location}/{relative}" for relative in new_files),
                 ),
             )
@@ -296,11 +301,11 @@ def _stage(
         read = ReadTarget(location, detached.version)
         base = lance.dataset(location, version=read_version, storage_options=options)
         written = tuple(f"{location.rstrip('/')}/{relative}" for relative in _new_files(operation, base))
-        garbage = (manifest, _transaction_file(location, transaction), staged.manifest_path)
-        return StagedWrite((staged,), read, garbage, written)
+        garbage = (manifest, _transaction_file(location, transaction))
+        return StagedWrite((staged,), read, garbage, (staged.manifest_path, *written))
     copy = f"{scratch.rstrip('/')}/{staged.location.rstrip('/').rsplit('/', 1)[-1]}"
     storage = Storage(namespace.root, namespace.storage_options)
     for relative in _new_files(operation, None):  # a new table: every file the operation references
         storage.copy(f"{location.rstrip('/')}/{relative}", f"{copy}/{relative}")
     lance.LanceDataset.commit(copy, operation, storage_options=options)
-    return StagedWrite((staged,), ReadTarget(copy, None), (copy, staged.manifest_path))
+    return StagedWrite((staged,), ReadTarget(copy, None), (copy,), (staged.manifest_path,))

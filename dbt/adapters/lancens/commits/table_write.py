@@ -85,14 +85,19 @@ class TableWrite:
                 staging=self.staging,
                 staged_tip=self.staged_tip,
             )
+        except Exception:
+            self.abandon(written)  # the engine raises only before its commit point
+            raise
         except BaseException:
-            self.abandon(written)
+            # interrupted: the commit may have landed, so its files stay (unreferenced: garbage)
+            self.abandon()
             raise
         self.runtime.refresh_table(self.table_id)
         return version
 
     def abandon(self, written: Sequence[FragmentMetadata] = ()) -> None:
-        """Undo what the write left before its commit landed (files, a declaration of its own)."""
+        """Undo what the write left before its commit landed: the `written` files, and a
+        declaration of its own that is still declared only."""
         if written:
             discard_uncommitted(self.location, self.storage_options, written)
         if not self.declared_here:

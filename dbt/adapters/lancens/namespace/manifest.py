@@ -26,6 +26,7 @@ then insert one id twice); the merge then scans ``object_id``, a small column.
 from __future__ import annotations
 
 import json
+import logging
 import random
 import threading
 import time
@@ -40,6 +41,8 @@ from lance.lance import _Session as LanceSession
 from dbt.adapters.lancens.namespace import datasets, errors, ids, layout, maintenance
 from dbt.adapters.lancens.namespace.snapshot import ManifestSnapshot, Row
 from dbt.adapters.lancens.namespace.storage import Storage
+
+_logger = logging.getLogger(__name__)
 
 PRIMARY_KEY_METADATA = {b"lance-schema:unenforced-primary-key:position": b"0"}
 SCHEMA = pa.schema(
@@ -367,7 +370,10 @@ class ManifestTable:
                 concurrent = True
                 time.sleep(random.uniform(0, min(0.02 * 2**attempt, 0.5)))
                 continue
-            self._after_commit(dataset, base, change)
+            try:
+                self._after_commit(dataset, base, change)
+            except Exception as exc:  # the change is committed: the cache and the upkeep only help
+                _logger.warning("__manifest at %s: upkeep after a commit failed: %s", self.uri, exc)
             return change
         raise AssertionError("unreachable")
 

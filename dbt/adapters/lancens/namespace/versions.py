@@ -19,6 +19,7 @@ is absolute (the table location joined with that relative path).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -37,6 +38,9 @@ CRASH_ENV = "LANCENS_PAUSE_AT_STEP"
 """Test hook: when it names a commit step, the process announces it and waits there to be killed.
 
 Crash tests set it in a spawned child to prove what a SIGKILL between two steps leaves behind."""
+
+
+_logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,18 @@ def pause_point(step: str) -> None:
 def _scheme(name: str) -> list[str]:
     parsed = parse_manifest_name(name)
     return [parsed[1]] if parsed else []
+
+
+def _unfinished_version(table: ResolvedTable, version: int, meta: dict[str, Any]) -> TableVersion:
+    """A committed version as its row describes it before it is finished (the staged manifest)."""
+    return TableVersion(
+        version,
+        _join(table.location, meta["manifest_path"]),
+        meta.get("manifest_size"),
+        meta.get("e_tag"),
+        meta.get("timestamp_millis"),
+        dict(meta.get("metadata") or {}),
+    )
 
 
 def _join(location: str, *parts: str) -> str:
@@ -359,16 +375,34 @@ class VersionManager:
                 f"table versions already exist: {', '.join(taken)}"
             ) from exc
         pause_point("row_inserted")
-        finals = [
-            self._finalize(t, e.version, json.loads(r["metadata"]))
-            for e, t, r in zip(entries, tables, rows, strict=True)
+        # The commit point has passed: the versions exist, and every namespace reader finishes a
+        # version its writer did not (`_finish`). So a failure from here on (storage, a concurrent
+        # `__manifest` change) is logged, never raised: a caller told the commit failed would
+        # delete the files of a version that is committed.
+        committed = [json.loads(row["metadata"]) for row in rows]
+        versions = [
+            _unfinished_version(table, entry.version, meta)
+            for entry, table, meta in zip(entries, tables, committed, strict=True)
         ]
-        pause_point("finalized")
-        self._point_rows([self._row(t.id, v.version, m) for t, (v, m) in zip(tables, finals, strict=True)])
-        pause_point("pointer_updated")
-        for table, entry in zip(tables, entries, strict=True):
-            self._remove_staging(table, entry.manifest_path)
-        return [version for version, _ in finals]
+        try:
+            finals = [
+                self._finalize(t, e.version, meta)
+                for e, t, meta in zip(entries, tables, committed, strict=True)
+            ]
+            versions = [version for version, _ in finals]
+            pause_point("finalized")
+            self._point_rows(
+                [self._row(t.id, v.version, m) for t, (v, m) in zip(tables, finals, strict=True)]
+            )
+            pause_point("pointer_updated")
+            for table, entry in zip(tables, entries, strict=True):
+                self._remove_staging(table, entry.manifest_path)
+        except Exception as exc:
+            shown = ", ".join(
+                f"{ids.display(t.id)} version {e.version}" for e, t in zip(entries, tables, strict=True)
+            )
+            _logger.warning("committed %s; finishing it is left to the next reader: %s", shown, exc)
+        return versions
 
     def _row(self, table_id: Sequence[str], version: int, meta: dict[str, Any]) -> dict[str, Any]:
         return {

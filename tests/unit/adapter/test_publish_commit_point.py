@@ -1,0 +1,54 @@
+"""An atomic-publish run whose publish passes the engine's commit point keeps every file its
+published versions need, even when finishing them fails (a storage error after the `__manifest`
+rows are in): the engine reports the publish, the adapter deletes nothing a version references,
+and readers finish the versions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import lance
+import pyarrow as pa
+import pytest
+
+from dbt.adapters.lancens.commits import publish
+from dbt.adapters.lancens.commits.table_write import open_write
+from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.materializations import merge
+from dbt.adapters.lancens.namespace.versions import VersionManager
+
+OLD, NEW = ["shop", "old"], ["shop", "new"]
+
+
+@pytest.fixture
+def runtime(spark, tmp_path: Path) -> LancensRuntime:
+    runtime = LancensRuntime.shared({"root": str(tmp_path / "root")}, "local[2]", {})
+    runtime.namespace.create_namespace(["shop"])
+    return runtime
+
+
+def _rows(first: int, count: int) -> pa.Table:
+    return pa.table({"id": pa.array(range(first, first + count), pa.int64())})
+
+
+@pytest.mark.parametrize("step", ["_finalize", "_point_rows"])
+def test_a_publish_that_fails_while_finishing_keeps_its_versions(
+    runtime: LancensRuntime, monkeypatch: pytest.MonkeyPatch, step: str
+) -> None:
+    runtime.namespace.create_table(OLD, _rows(0, 3))
+    publish.begin(runtime, "run-1")
+    merge.append(open_write(runtime, OLD), _rows(3, 3), {})  # an existing table's staged version
+    merge.append(open_write(runtime, NEW), _rows(10, 2), {})  # a new table's
+
+    def unavailable(*args: object, **kwargs: object) -> None:
+        raise OSError("storage unavailable")
+
+    monkeypatch.setattr(VersionManager, step, unavailable)
+    assert publish.finish(runtime, ["success", "success"]) == {("shop", "old"): 2, ("shop", "new"): 1}
+    monkeypatch.undo()
+    for table_id, version, ids in ((OLD, 2, list(range(6))), (NEW, 1, [10, 11])):
+        info = runtime.namespace.describe_table(table_id)  # finishes the version
+        assert info.version == version
+        table = lance.dataset(info.location).to_table()
+        assert sorted(table.column("id").to_pylist()) == ids
+    assert sorted(runtime.sql("SELECT id FROM shop.old").toPandas()["id"]) == list(range(6))
