@@ -64,6 +64,12 @@ def test_update_of_an_unknown_column_changes_nothing(runtime: LancensRuntime) ->
     assert runtime.namespace.describe_table(["s", "t"]).version == 1
 
 
+def test_a_column_assigned_twice_in_any_case_is_refused(runtime: LancensRuntime) -> None:
+    with pytest.raises(ValueError, match=r"\['name'\] assigned more than once"):
+        dml.execute(runtime, "UPDATE s.t SET name = 'a', NAME = 'b' WHERE id = 1")
+    assert runtime.namespace.describe_table(["s", "t"]).version == 1
+
+
 def test_only_update_and_delete_are_row_level() -> None:
     assert route.is_row_level("-- c\n/* d */ update s.t set a = 1")
     assert route.is_row_level("DELETE FROM s.t")

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import types as T
 
-from dbt.adapters.lancens.spark.types import conform, lance_write_schema, to_spark_type
+from dbt.adapters.lancens.spark.types import FIXED_SIZE_METADATA, conform, lance_write_schema, to_spark_type
 
 UTC = dt.UTC
 TS = dt.datetime(2024, 5, 6, 7, 8, 9, 123456)
@@ -156,3 +156,15 @@ def test_conform_passes_a_matching_batch_through_and_casts_otherwise() -> None:
     decimals = pa.schema([("amount", pa.decimal128(10, 2))])
     money = pa.record_batch([pa.array([1], pa.decimal128(10, 2))], schema=decimals)
     assert conform(money, decimals) is not money  # realigned copy, see _aligned
+
+
+def test_a_fixed_size_option_wins_over_the_columns_metadata_in_any_case(spark, table_uri: str) -> None:
+    """Spark lower-cases option keys: `fixed_size_list.Embedding` reaches the source as
+    `fixed_size_list.embedding` and still sets the size of the column `Embedding`, over the size a
+    frame read from another Lance table carries in the column's metadata."""
+    field = T.StructField("Embedding", T.ArrayType(T.FloatType()), metadata={FIXED_SIZE_METADATA: "2"})
+    frame = spark.createDataFrame([([1.0, 2.0, 3.0],)], T.StructType([field]))
+    frame.write.format("lance").mode("overwrite").option("fixed_size_list.Embedding", "3").save(table_uri)
+    dataset = lance.dataset(table_uri)
+    assert dataset.schema.field("Embedding").type == pa.list_(pa.float32(), 3)
+    assert dataset.to_table().column("Embedding").to_pylist() == [[1.0, 2.0, 3.0]]

@@ -45,7 +45,8 @@ _BOUND_FORMAT = "%Y-%m-%d %H:%M:%S"  # how the microbatch macro passes a batch's
 
 WRITTEN_KEPT = 64  # written fragment states kept per column until a version shows them
 
-_Column = tuple[str, int]  # table location, Lance field id
+# table location, Lance field id: a renamed column keeps its files, not its values' meaning
+_Column = tuple[str, int]
 _State = tuple[tuple[str, ...], str | None]  # a fragment's data files and deletion file
 _Range = tuple[int, int] | None  # None: the column holds no value there
 
@@ -67,7 +68,8 @@ class TimeWindow:
 
 @dataclass
 class FragmentBounds:
-    """The column ranges of fragment states this process has seen; one per runtime."""
+    """The column ranges of the fragment states this process has seen lately (the live ones of each
+    table column it looked at, and those written since); one per runtime."""
 
     _columns: dict[_Column, _ColumnRanges] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -210,9 +212,7 @@ def _bounded_column(dataset: lance.LanceDataset, name: str) -> tuple[str, int, i
 
 
 def _state(fragment: FragmentMetadata) -> _State | None:
-    """The fragment state a range belongs to; None for fragments with overlays (never kept).
-    Ranges are kept per column by its field id, not its name: a renamed column keeps its files but
-    not its values' meaning."""
+    """The fragment state a range belongs to; None for fragments with overlays (never kept)."""
     if fragment.overlays:
         return None
     deletion = fragment.deletion_file

@@ -235,12 +235,10 @@ def unpublished_files(storage: Storage, written: StagedWrite) -> list[str]:
     the data and index files its writes added, and the staged versions' transaction files (found by
     their transaction's uuid, since Lance names them after the version they were built on)."""
     files = list(written.unpublished_garbage)
-    for commit in written.chain:
-        if commit.transaction_uuid is None:
-            continue
-        directory = f"{commit.location.rstrip('/')}/{TRANSACTIONS_DIR}"
-        suffix = f"-{commit.transaction_uuid}.txn"
-        files.extend(f"{directory}/{name}" for name in storage.names(directory) if name.endswith(suffix))
+    suffixes = tuple(f"-{commit.transaction_uuid}.txn" for commit in written.chain if commit.transaction_uuid)
+    if suffixes:  # one listing: a failed backfill's chain may hold hundreds of staged versions
+        directory = f"{written.first.location.rstrip('/')}/{TRANSACTIONS_DIR}"
+        files.extend(f"{directory}/{name}" for name in storage.names(directory) if name.endswith(suffixes))
     return files
 
 

@@ -6,8 +6,10 @@ a model may select ``Amount`` into a table whose column is ``amount``, and a con
 user or a query wrote (a config, a contract, a DDL statement, a model's result) in a schema goes
 through :class:`ColumnMap`, which matches as Spark does and answers with the schema's spelling.
 
-An exact spelling wins over a match in another case, so a Lance table holding both ``a`` and ``A``
-(which Lance allows and Spark cannot tell apart) still finds each by its exact name.
+In a map of a schema's names an exact spelling wins over a match in another case, so a Lance table
+holding both ``a`` and ``A`` (which Lance allows and Spark cannot tell apart) finds each by its exact
+name. A map of names a user wrote, asked with a schema's names, matches every column spelled like
+one of them in any case: ``a`` there matches both ``a`` and ``A`` (Spark would call it ambiguous).
 """
 
 from __future__ import annotations

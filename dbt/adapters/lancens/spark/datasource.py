@@ -69,10 +69,15 @@ class LanceDataSource(DataSource):
         """Plan a write: pin the read version and settle the Lance schema before any task runs."""
         options = self.lance_options
         existing = try_open_latest(options)
+        # an option names its column in lower case (Spark lower-cases option keys) and wins over
+        # the size a column's metadata carries, whatever the column's case
+        chosen = column_names(options.fixed_sizes)
+        from_metadata = fixed_sizes_from_metadata(schema)
+        sizes = {name: size for name, size in from_metadata.items() if name not in chosen}
         target = lance_write_schema(
             spark_arrow_schema(schema),
             existing.schema if existing is not None else None,
-            {**fixed_sizes_from_metadata(schema), **options.fixed_sizes},
+            {**sizes, **options.fixed_sizes},
             append=not overwrite,
         )
         return LanceWriter(

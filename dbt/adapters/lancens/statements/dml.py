@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame
 from dbt.adapters.lancens.commits.writes import write_frame
 from dbt.adapters.lancens.core.names import namespace_id, quote
 from dbt.adapters.lancens.core.runtime import LancensRuntime
-from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
+from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names, fold
 from dbt.adapters.lancens.statements import plans
 from dbt.adapters.lancens.statements.parse import parse_statement
 
@@ -47,6 +47,10 @@ def _new_content(
     if not parsed.assignments:
         return runtime.sql(f"SELECT * FROM {source} WHERE NOT {condition}")
     known = column_names(current.schema.names)
+    targets = [fold(column) for column, _ in parsed.assignments]
+    twice = sorted({column for column in targets if targets.count(column) > 1})
+    if twice:  # as Spark refuses it: which value would win is not obvious
+        raise ValueError(f"UPDATE {source}: column(s) {twice} assigned more than once")
     updates = ColumnMap(parsed.assignments)
     unknown = sorted(column for column in updates if column not in known)
     if unknown:
