@@ -11,7 +11,7 @@ import lance
 import pyarrow as pa
 import pytest
 
-from dbt.adapters.lancens.commits import publish
+from dbt.adapters.lancens.commits import publish, writes
 from dbt.adapters.lancens.commits.table_write import open_write
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge
@@ -38,7 +38,7 @@ def test_a_publish_that_fails_while_finishing_keeps_its_versions(
     runtime.namespace.create_table(OLD, _rows(0, 3))
     publish.begin(runtime, "run-1")
     merge.append(open_write(runtime, OLD), _rows(3, 3), {})  # an existing table's staged version
-    merge.append(open_write(runtime, NEW), _rows(10, 2), {})  # a new table's
+    writes.write_arrow(runtime, NEW, _rows(10, 2), {})  # a new table's
 
     def unavailable(*args: object, **kwargs: object) -> None:
         raise OSError("storage unavailable")

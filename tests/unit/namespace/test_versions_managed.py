@@ -327,13 +327,14 @@ def test_a_failure_after_the_commit_point_reports_the_commit(
     error while finishing it must not fail the commit or the publish: a caller told so would delete
     the files of a committed version."""
     append(ns, T, _rows(0))
+    operation, read_version, location = _operation(ns, T, _rows(10))
     staged = stage(ns, U, _rows(20))  # a new table, published
 
     def unavailable(*args: object, **kwargs: object) -> None:
         raise OSError("storage unavailable")
 
     monkeypatch.setattr(VersionManager, step, unavailable)
-    assert append(ns, T, _rows(10)) == 2
+    assert ns.commit_table(T, operation, read_version, {}, location=location) == 2
     assert ns.publish([staged]) == {("ns", "u"): 1}
     monkeypatch.undo()
     for table_id, version, count in ((T, 2, 4), (U, 1, 2)):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dbt.adapters.lancens.commits.staging import SCRATCH_DIR, RunPublisher, unpublished_files
 from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.namespace import errors
 from dbt.adapters.lancens.namespace.storage import Storage
 
 FAILED_STATUSES = frozenset({"error", "fail", "runtime error", "partial success"})
@@ -69,7 +70,10 @@ def _cleanup(runtime: LancensRuntime, publisher: RunPublisher, discard_staged: b
         for path in garbage:
             if storage.exists(path):
                 storage.rm(path, recursive=True)
-        runtime.refresh_table(table_id)
+        try:
+            runtime.refresh_table(table_id)
+        except errors.NamespaceError:  # storage trouble after the publish: Spark registers it again when used
+            runtime.catalog.forget(table_id)
     if storage.exists(publisher.scratch):
         storage.rm(publisher.scratch, recursive=True)
     storage.remove_if_empty(storage.join(SCRATCH_DIR))  # kept while another run has a copy there

@@ -461,12 +461,34 @@ class VersionManager:
         return version_info, new_meta
 
     def _finish(self, table: ResolvedTable, version: int, meta: dict[str, Any]) -> TableVersion:
-        """Reader side of the protocol: finish a version whose writer stopped after the row insert."""
+        """Reader side of the protocol: finish a version whose writer stopped after the row insert.
+
+        Best effort: a storage error (or a `__manifest` that stays contended) leaves the version as
+        its row describes it, readable at the staged manifest, for a later reader to finish. Lance
+        lists versions right after its own commit too, and an error there would report a committed
+        version as a failed commit."""
         staged_path = meta["manifest_path"]
-        version_info, new_meta = self._finalize(table, version, meta)
+        try:
+            version_info, new_meta = self._finalize(table, version, meta)
+        except OSError as exc:
+            _logger.warning(
+                "%s version %s: finishing it failed, left as committed: %s",
+                ids.display(table.id),
+                version,
+                exc,
+            )
+            return _unfinished_version(table, version, meta)
         if new_meta["manifest_path"] != staged_path:
-            self._point_rows([self._row(table.id, version, new_meta)])
-            self._remove_staging(table, _join(table.location, staged_path))
+            try:
+                self._point_rows([self._row(table.id, version, new_meta)])
+                self._remove_staging(table, _join(table.location, staged_path))
+            except (OSError, errors.ConcurrentModificationError) as exc:
+                _logger.warning(
+                    "%s version %s: finishing it failed, left as committed: %s",
+                    ids.display(table.id),
+                    version,
+                    exc,
+                )
         return version_info
 
     # ------------------------------------------------------------------------------------ deleting
