@@ -11,7 +11,7 @@ import lance
 import pyarrow as pa
 import pytest
 
-from dbt.adapters.lancens.commits import publish, writes
+from dbt.adapters.lancens.commits import publish, table_write, writes
 from dbt.adapters.lancens.commits.table_write import open_write
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge
@@ -52,3 +52,25 @@ def test_a_publish_that_fails_while_finishing_keeps_its_versions(
         table = lance.dataset(info.location).to_table()
         assert sorted(table.column("id").to_pylist()) == ids
     assert sorted(runtime.sql("SELECT id FROM shop.old").toPandas()["id"]) == list(range(6))
+
+
+@pytest.mark.parametrize("interruption", [OSError("refused before the commit point"), KeyboardInterrupt()])
+def test_a_failed_write_deletes_its_files_only_when_the_commit_cannot_have_landed(
+    runtime: LancensRuntime, monkeypatch: pytest.MonkeyPatch, interruption: BaseException
+) -> None:
+    """An `Exception` from the engine comes before its commit point: the write's data files go. An
+    interrupt may come after it: the files stay (unreferenced ones are garbage for cleanup)."""
+    runtime.namespace.create_table(OLD, _rows(0, 3))
+    target = open_write(runtime, OLD)
+    fragments = target.write_fragments(_rows(3, 3), target.current.schema)
+    files = [Path(target.location) / "data" / data_file.path for f in fragments for data_file in f.files]
+    assert files and all(path.exists() for path in files)
+
+    def land(*args: object, **kwargs: object) -> int:
+        raise interruption
+
+    monkeypatch.setattr(table_write, "land", land)
+    with pytest.raises(type(interruption)):
+        target.commit(lance.LanceOperation.Append(fragments), {}, written=fragments)
+    assert all(path.exists() for path in files) == isinstance(interruption, KeyboardInterrupt)
+    assert runtime.namespace.describe_table(OLD).version == 1
