@@ -288,10 +288,11 @@ def test_a_discarded_run_leaves_no_index_files(namespace: DirectoryNamespace) ->
     _staged_write(namespace, publisher, table, documents(300, 10))
     apply_indexes(namespace, table, parse_indexes(CONFIG[2:4]), WHO, staging=publisher)
     written = publisher.writes[tuple(table)]
-    # the staged rows' data file, then the two index directories built on them
-    assert len(written.chain) == 3 and len(written.unpublished_garbage) == 3
-    folders = [path.rsplit("/", 2)[-2] for path in written.unpublished_garbage]
-    assert folders == ["data", "_indices", "_indices"]
+    # the three staged versions' manifests, the staged rows' data file and the two index
+    # directories built on them
+    assert len(written.chain) == 3
+    folders = sorted(path.rsplit("/", 2)[-2] for path in written.unpublished_garbage)
+    assert folders == ["_indices", "_indices", "_versions", "_versions", "_versions", "data"]
     assert len(storage.names(indices)) == 2  # built, staged, not visible
     for path in (*written.garbage, *written.unpublished_garbage):
         storage.rm_tree(path)
