@@ -24,38 +24,19 @@ from pyspark.sql import DataFrame, SparkSession
 from dbt.adapters.lancens.commits import hook
 from dbt.adapters.lancens.commits.fragment_bounds import FragmentBounds
 from dbt.adapters.lancens.commits.staging import RunPublisher
-from dbt.adapters.lancens.core import jvm
-from dbt.adapters.lancens.core.credentials import redact_connect_url, redact_secrets
-from dbt.adapters.lancens.core.errors import (
-    missing_database,
-    missing_relation,
-    spark_error_message,
-    spark_start_error,
-)
-from dbt.adapters.lancens.core.names import InvalidNameError, database_name, namespace_id
+from dbt.adapters.lancens.core.errors import missing_database, missing_relation
+from dbt.adapters.lancens.core.names import InvalidNameError, namespace_id
 from dbt.adapters.lancens.core.session_catalog import SessionCatalog
+from dbt.adapters.lancens.core.spark_backends import ConnectSpark, LocalSpark, SparkBackend
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
-from dbt.adapters.lancens.spark import class_archive, get_or_create_session, remote
-from dbt.adapters.lancens.spark.pushdown import sql_with_pushdown
-from dbt.adapters.lancens.spark.remote import (
-    RemoteSessionError,
-    ServerWorkers,
-    check_workers,
-    connect_session,
-)
-from dbt.adapters.lancens.spark.warmup import warm_up
-from dbt.adapters.lancens.statements.connect_parse import two_part_names
+from dbt.adapters.lancens.statements import plans
 
 logger = AdapterLogger("lancens")
 
 # Each retry registers one more relation; a query reading more than this many unknown relations
 # is unusual enough to stop rather than loop.
 MAX_LAZY_SYNCS = 64
-
-
-class SparkStartError(RuntimeError):
-    """Spark could not start (most often: no Java 17); the message says what to install."""
 
 
 @dataclass
@@ -67,11 +48,8 @@ class LancensRuntime:
     """
 
     namespace: DirectoryNamespace
-    master: str = "local[*]"
-    spark_config: dict[str, str] = field(default_factory=dict)
-    spark_files_dir: str | None = None  # Spark's console output and working files (session.py)
-    # A Spark Connect URL: the session is a client of that server and this process runs no JVM.
-    remote: str | None = None
+    # How this process reaches Spark: its own JVM (`master`) or a Spark Connect server.
+    backend: SparkBackend
     lock: threading.RLock = field(default_factory=threading.RLock)
     # The atomic-publish run of this process, between its on-run-start and on-run-end hooks.
     publisher: RunPublisher | None = None
@@ -82,10 +60,6 @@ class LancensRuntime:
     _catalog: SessionCatalog | None = None
     _threads: threading.local = field(default_factory=threading.local)
     _warming: threading.Thread | None = None
-    # What the Connect server's Python workers run the `lance` source with (checked at connection).
-    server_workers: ServerWorkers | None = None
-    # Connect only: `db.name` pairs this process has registered in its own session (see `sql`).
-    _registered_here: set[tuple[str, str]] = field(default_factory=set)
     _writers: dict[tuple[str, ...], threading.RLock] = field(default_factory=dict)
     # Column ranges of fragments this process has seen (microbatch deletes scan only those that can match).
     fragment_bounds: FragmentBounds = field(default_factory=FragmentBounds)
@@ -107,13 +81,12 @@ class LancensRuntime:
         with cls._shared_lock:
             runtime = cls._shared.get(key)
             if runtime is None:
-                runtime = cls(
-                    namespace=DirectoryNamespace.from_properties(namespace_properties),
-                    master=master,
-                    spark_config=dict(spark_config),
-                    spark_files_dir=spark_files_dir,
-                    remote=remote,
+                backend: SparkBackend = (
+                    LocalSpark(master, dict(spark_config), spark_files_dir)
+                    if remote is None
+                    else ConnectSpark(remote, dict(spark_config))
                 )
+                runtime = cls(DirectoryNamespace.from_properties(namespace_properties), backend)
                 cls._shared[key] = runtime
             return runtime
 
@@ -122,42 +95,9 @@ class LancensRuntime:
         if self._spark is None:
             with self.lock:
                 if self._spark is None:
-                    self._spark = self._connect() if self.remote is not None else self._start_local()
+                    self._spark = self.backend.start()
                     _quiet_query_context_loggers()
         return self._spark
-
-    def _start_local(self) -> SparkSession:
-        try:
-            return get_or_create_session(
-                master=self.master,
-                config=self.spark_config,
-                files_dir=self.spark_files_dir,
-                class_archive_dir=class_archive.default_directory(),
-            )
-        except Exception as exc:
-            raise SparkStartError(spark_start_error(exc, self.spark_files_dir)) from exc
-
-    def _connect(self) -> SparkSession:
-        """A Spark Connect session whose server's workers are known to run `lance` (else a clear error
-        now, rather than a worker traceback at the first model). The URL's token never reaches it."""
-        assert self.remote is not None
-        shown = redact_connect_url(self.remote)
-        try:
-            session = connect_session(self.remote, self.spark_config)
-            self.server_workers = check_workers(session)
-        except RemoteSessionError as exc:
-            text = redact_secrets(str(exc), {}, self.remote)
-            raise SparkStartError(f"Spark Connect server {shown}: {text}") from exc
-        except Exception as exc:
-            text = redact_secrets(spark_error_message(exc), {}, self.remote)
-            message = f"dbt-lancens could not use the Spark Connect server {shown}: {text}"
-            raise SparkStartError(message) from exc
-        return session
-
-    @property
-    def is_remote(self) -> bool:
-        """A Spark Connect client: no JVM here, so no JVM parser, session activation or plan rewrite."""
-        return self.remote is not None
 
     @property
     def catalog(self) -> SessionCatalog:
@@ -171,7 +111,7 @@ class LancensRuntime:
                         self.namespace.storage_options,
                         hook.HOOK,
                         lambda table_id: hook.hook_args(self.namespace, list(table_id), {}),
-                        reuse=not self.is_remote,
+                        reuse=self.backend.reuses_catalog_entries,
                     )
         return self._catalog
 
@@ -183,37 +123,13 @@ class LancensRuntime:
         query scans once (spark/pushdown.py). Only for a frame the caller executes once: a later
         query on the same frame with other filters would reuse the relation's planned reader
         (PySpark 4.3)."""
-        if self.is_remote:
-            self._register_in_this_session(statement)
-        elif pushdown:
-            return self._resolving(lambda: sql_with_pushdown(self.spark, statement))
-        return self._resolving(lambda: self.spark.sql(statement))
+        for object_id in self.backend.relations_to_register(statement):
+            self.register_relation(object_id[:-1], object_id[-1])
+        return self._resolving(lambda: self.backend.analyse(self.spark, statement, pushdown))
 
-    def _register_in_this_session(self, statement: str) -> None:
-        """Connect only: register each namespace relation the statement names before Spark reads it.
-
-        A Connect server's catalog is shared by all its sessions: a name there may have been
-        registered by an earlier dbt process (whose bound `lance` source this session lacks, so
-        Spark fails with DATA_SOURCE_NOT_FOUND) or by another client. The first use of a name in
-        this process therefore registers it again from the namespace, in this session."""
-        for database, name in two_part_names(statement):
-            try:
-                object_id = [*namespace_id(database), name.lower()]
-            except InvalidNameError:
-                continue  # not a database this adapter maps (a column reference `alias.column`)
-            if self._mark_registered(object_id):
-                self.register_relation(object_id[:-1], object_id[-1])
-
-    def _mark_registered(self, object_id: Sequence[str]) -> bool:
-        """Note that this process registers `object_id` in its session; False if it already did.
-
-        Noted before the catalog's own statements run, which name the object themselves."""
-        key = (database_name(object_id[:-1]), object_id[-1])
-        with self.lock:
-            if key in self._registered_here:
-                return False
-            self._registered_here.add(key)
-            return True
+    def parse_statement(self, statement: str) -> plans.Statement | None:
+        """What `statement` asks for when it is DDL or DML on a namespace object, else None."""
+        return self.backend.parse_statement(self.spark, statement)
 
     def start_in_background(self) -> None:
         """Start Spark and warm its Python workers on a daemon thread, once per process.
@@ -232,8 +148,7 @@ class LancensRuntime:
     def _start_and_warm(self) -> None:
         try:
             self.activate()  # starts Spark; a new thread has no active session for the lance source
-            if not self.is_remote:  # the Connect check already ran a task on the server's workers
-                warm_up(self.spark)
+            self.backend.warm(self.spark)
         except Exception as exc:  # the foreground's first use of `spark` reports what went wrong
             logger.debug(f"background Spark start failed: {exc!r}")
 
@@ -244,11 +159,7 @@ class LancensRuntime:
         the thread's active session, which a new JVM thread does not have. Job descriptions are
         Spark local properties, per thread as well.
         """
-        spark = self.spark
-        if self.is_remote:  # a Connect session has no JVM side; its Python side is per thread too
-            remote.activate(spark)
-        else:
-            jvm.activate(spark, getattr(self._threads, "job_description", None))
+        self.backend.activate(self.spark, getattr(self._threads, "job_description", None))
 
     def describe_jobs(self, description: str | None) -> None:
         """What the Spark UI shows for the jobs the calling thread starts from now on (dbt passes the
@@ -284,7 +195,7 @@ class LancensRuntime:
     def register_relation(self, namespace: Sequence[str], name: str) -> bool:
         """Register one table or view of the namespace in Spark's catalog; False if it has neither."""
         object_id = [*namespace, name]
-        self._mark_registered(object_id)
+        self.backend.note_registered(object_id)
         with self.lock:
             try:
                 view = self.namespace.describe_view(object_id)
@@ -324,7 +235,7 @@ class LancensRuntime:
 
         During an atomic-publish run a table the run wrote reads its staged version; otherwise the
         namespace's latest version; a table that is gone (or declared without data) is forgotten."""
-        self._mark_registered(table_id)
+        self.backend.note_registered(table_id)
         with self.lock:
             staged = self.publisher.read_target(table_id) if self.publisher is not None else None
             if staged is not None:

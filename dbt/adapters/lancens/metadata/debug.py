@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.lancens.core.credentials import LancensCredentials, redact_connect_url, redact_secrets
+from dbt.adapters.lancens.core.credentials import LancensCredentials, redact_secrets
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.namespace.storage import filesystem_for
 
@@ -32,23 +32,10 @@ def report(runtime: LancensRuntime, credentials: LancensCredentials) -> list[str
         f"table_version_management={credentials.table_version_management}, "
         f"atomic_publish={credentials.atomic_publish}",
         f"lancens storage_options: {credentials.redacted_storage_options()}",
-        _spark_line(runtime),
+        *runtime.backend.describe(runtime.spark),
+        f"lancens root: {probe_root(namespace.root, namespace.storage_options)}",
     ]
-    workers = runtime.server_workers
-    if workers is not None:
-        lines.append(
-            f"lance data source on the Spark Connect server: usable (dbt-lancens {workers.dbt_lancens}, "
-            f"pylance {workers.pylance}, workers' Python {workers.python})"
-        )
-    lines.append(f"lancens root: {probe_root(namespace.root, namespace.storage_options)}")
     return lines
-
-
-def _spark_line(runtime: LancensRuntime) -> str:
-    spark = runtime.spark
-    if runtime.remote is not None:
-        return f"spark version: {spark.version} (Spark Connect server {redact_connect_url(runtime.remote)})"
-    return f"spark version: {spark.version} (master {spark.sparkContext.master})"
 
 
 def probe_root(root: str, storage_options: Mapping[str, str]) -> str:

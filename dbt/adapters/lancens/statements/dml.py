@@ -14,12 +14,11 @@ from dbt.adapters.lancens.core.names import namespace_id, quote
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names, fold
 from dbt.adapters.lancens.statements import plans
-from dbt.adapters.lancens.statements.parse import parse_statement
 
 
 def execute(runtime: LancensRuntime, statement: str) -> int:
     """Apply the statement as one new version of the table; return that version."""
-    parsed = parse_statement(runtime, statement)
+    parsed = runtime.parse_statement(statement)
     if not isinstance(parsed, plans.RowLevel):
         raise ValueError(f"not an UPDATE or DELETE statement on a namespace table: {statement[:200]}")
     if len(parsed.name) != 2:

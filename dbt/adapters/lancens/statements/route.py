@@ -12,7 +12,6 @@ import re
 
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.statements import ddl, dml, plans
-from dbt.adapters.lancens.statements.parse import parse_statement
 from dbt.adapters.lancens.statements.text import without_leading_comments
 
 _ROW_LEVEL = re.compile(r"^(update|delete)\b", re.IGNORECASE)
@@ -29,7 +28,7 @@ def apply(runtime: LancensRuntime, statement: str) -> bool:
         return True
     if not _DDL.match(without_leading_comments(statement)):
         return False
-    parsed = parse_statement(runtime, statement)
+    parsed = runtime.parse_statement(statement)
     if parsed is None or isinstance(parsed, plans.RowLevel):
         return False
     ddl.execute(runtime, parsed)
