@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import lance
 import pytest
+from lance.fragment import write_fragments
 
-from dbt.adapters.lancens.namespace import DirectoryNamespace
+from dbt.adapters.lancens.namespace import DirectoryNamespace, layout
 from dbt.adapters.lancens.namespace.manifest import SCHEMA
 from tests.unit.namespace.helpers import code_of, make, rows
 
@@ -251,3 +253,25 @@ def test_relative_and_file_uri_roots(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert DirectoryNamespace("sub/dir").root == str(tmp_path / "sub" / "dir")
     assert DirectoryNamespace(f"file://{tmp_path}/x/").root == str(tmp_path / "x")
+
+
+def test_detached_commit_files_are_where_layout_names_them(tmp_path):
+    """The staging and cleanup code find a detached commit's files by these names; Lance chooses
+    them, so a pylance that spelled them otherwise must fail here, not leak files in a user's root."""
+    location = str(tmp_path / "t.lance")
+    lance.write_dataset(rows(), location)
+    base = lance.dataset(location)
+    fragments = write_fragments(rows(), location)
+    transaction = lance.Transaction(base.version, lance.LanceOperation.Append(fragments))
+    detached = lance.LanceDataset.commit(location, transaction, detached=True)
+    manifest = layout.detached_manifest_path(location, detached.version)
+    assert Path(manifest).is_file() and Path(manifest).parent == tmp_path / "t.lance" / "_versions"
+    assert layout.parse_detached_manifest_name(manifest.rsplit("/", 1)[-1]) == detached.version
+    txn = layout.transaction_file_path(location, base.version, transaction.uuid)
+    assert Path(txn).is_file() and txn.endswith(layout.transaction_file_suffix(transaction.uuid))
+    assert lance.dataset(location).version == base.version  # detached: not part of the history
+
+
+@pytest.mark.parametrize("name", ["d.manifest", "dx1.manifest", "12.manifest", "d12.txt"])
+def test_other_names_are_not_detached_manifests(name):
+    assert layout.parse_detached_manifest_name(name) is None

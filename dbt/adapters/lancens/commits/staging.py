@@ -29,7 +29,12 @@ from lance.fragment import FragmentMetadata
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.commit import StagedCommit
-from dbt.adapters.lancens.namespace.layout import TRANSACTIONS_DIR
+from dbt.adapters.lancens.namespace.layout import (
+    TRANSACTIONS_DIR,
+    detached_manifest_path,
+    transaction_file_path,
+    transaction_file_suffix,
+)
 from dbt.adapters.lancens.namespace.storage import Storage
 
 SCRATCH_DIR = ".lancens-staging"
@@ -178,8 +183,8 @@ class RunPublisher:
                 raise
             if detached:  # a new detached version at the table's own location
                 garbage = [
-                    f"{read.path.rstrip('/')}/_versions/d{moved.version}.manifest",
-                    _transaction_file(read.path, transaction),
+                    detached_manifest_path(read.path, moved.version),
+                    transaction_file_path(read.path, transaction.read_version, transaction.uuid),
                 ]
                 next_read = ReadTarget(read.path, moved.version)
             else:  # the scratch copy's next version, its latest
@@ -235,17 +240,15 @@ def unpublished_files(storage: Storage, written: StagedWrite) -> list[str]:
     the data and index files its writes added, and the staged versions' transaction files (found by
     their transaction's uuid, since Lance names them after the version they were built on)."""
     files = list(written.unpublished_garbage)
-    suffixes = tuple(f"-{commit.transaction_uuid}.txn" for commit in written.chain if commit.transaction_uuid)
+    suffixes = tuple(
+        transaction_file_suffix(commit.transaction_uuid)
+        for commit in written.chain
+        if commit.transaction_uuid
+    )
     if suffixes:  # one listing: a failed backfill's chain may hold hundreds of staged versions
         directory = f"{written.first.location.rstrip('/')}/{TRANSACTIONS_DIR}"
         files.extend(f"{directory}/{name}" for name in storage.names(directory) if name.endswith(suffixes))
     return files
-
-
-def _transaction_file(location: str, transaction: lance.Transaction) -> str:
-    """The file Lance writes `transaction` to at `location`: for a detached commit, never part of
-    any version's history (it is not rebased, so the name keeps its read version)."""
-    return f"{location.rstrip('/')}/{TRANSACTIONS_DIR}/{transaction.read_version}-{transaction.uuid}.txn"
 
 
 def _new_files(operation: lance.LanceOperation.BaseOperation, base: lance.LanceDataset | None) -> list[str]:
@@ -295,11 +298,14 @@ def _stage(
     if info is not None and not info.declared_only and read_version is not None:
         transaction = lance.Transaction(read_version, operation, transaction_properties=properties)
         detached = lance.LanceDataset.commit(location, transaction, detached=True, storage_options=options)
-        manifest = f"{location.rstrip('/')}/_versions/d{detached.version}.manifest"
         read = ReadTarget(location, detached.version)
         base = lance.dataset(location, version=read_version, storage_options=options)
         written = tuple(f"{location.rstrip('/')}/{relative}" for relative in _new_files(operation, base))
-        garbage = (manifest, _transaction_file(location, transaction))
+        # a detached commit is never rebased, so its transaction file keeps its read version's name
+        garbage = (
+            detached_manifest_path(location, detached.version),
+            transaction_file_path(location, read_version, transaction.uuid),
+        )
         return StagedWrite((staged,), read, garbage, (staged.manifest_path, *written))
     copy = f"{scratch.rstrip('/')}/{staged.location.rstrip('/').rsplit('/', 1)[-1]}"
     storage = Storage(namespace.root, namespace.storage_options)

@@ -30,7 +30,13 @@ from dbt.adapters.lancens.commits.staging import SCRATCH_DIR
 from dbt.adapters.lancens.metadata.engine_dataset import latest, open_for_commits, version_management_on
 from dbt.adapters.lancens.metadata.tags import tagged_versions
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
-from dbt.adapters.lancens.namespace.layout import VERSIONS_DIR, has_versions, relative_location
+from dbt.adapters.lancens.namespace.layout import (
+    VERSIONS_DIR,
+    has_versions,
+    is_detached_manifest_name,
+    parse_detached_manifest_name,
+    relative_location,
+)
 from dbt.adapters.lancens.namespace.storage import Storage
 
 DEFAULT_GRACE = timedelta(hours=24)
@@ -213,13 +219,13 @@ def _table_leftovers(
     for entry in storage.ls(f"{location}/{VERSIONS_DIR}"):
         name = entry["name"].rstrip("/").rsplit("/", 1)[-1]
         staged = STAGED_MARK in name and name not in published
-        detached = name.startswith("d") and name.endswith(".manifest")
+        detached = is_detached_manifest_name(name)
         if not (staged or detached):
             continue
         if _older_than(entry, grace):
             _remove(storage, f"{location}/{VERSIONS_DIR}/{name}", entry, report)
-        elif detached and name[1 : -len(".manifest")].isdigit():
-            detached_kept.append(int(name[1 : -len(".manifest")]))
+        elif (version := parse_detached_manifest_name(name)) is not None:
+            detached_kept.append(version)
     old = {
         relative: entry
         for relative, entry in storage.files(f"{location}/{DATA_DIR}").items()

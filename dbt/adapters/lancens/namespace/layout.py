@@ -19,6 +19,8 @@ MARKER_CONTENT = b"reserved"
 VERSIONS_DIR = "_versions"
 TRANSACTIONS_DIR = "_transactions"
 MANIFEST_SUFFIX = ".manifest"
+TRANSACTION_SUFFIX = ".txn"
+DETACHED_PREFIX = "d"
 _U64_MAX = 2**64 - 1
 _V2_DIGITS = 20
 
@@ -110,3 +112,33 @@ def parse_manifest_name(name: str) -> tuple[int, str] | None:
     if len(stem) == _V2_DIGITS:
         return _U64_MAX - int(stem), "V2"
     return int(stem), "V1"
+
+
+def detached_manifest_path(location: str, version: int) -> str:
+    """Where Lance writes a detached commit's manifest: beside the table's versions, never listed
+    as one of them."""
+    return f"{location.rstrip('/')}/{VERSIONS_DIR}/{DETACHED_PREFIX}{version}{MANIFEST_SUFFIX}"
+
+
+def parse_detached_manifest_name(name: str) -> int | None:
+    """The version of a detached manifest's file name; None for any other name."""
+    stem = name.removeprefix(DETACHED_PREFIX).removesuffix(MANIFEST_SUFFIX)
+    if not (name.startswith(DETACHED_PREFIX) and name.endswith(MANIFEST_SUFFIX) and stem.isdigit()):
+        return None
+    return int(stem)
+
+
+def is_detached_manifest_name(name: str) -> bool:
+    """Whether `name` is spelled as a detached manifest (its version unreadable included)."""
+    return name.startswith(DETACHED_PREFIX) and name.endswith(MANIFEST_SUFFIX)
+
+
+def transaction_file_path(location: str, read_version: int, transaction_uuid: str) -> str:
+    """Where Lance writes a transaction: named after the version it was built on and its uuid."""
+    directory = f"{location.rstrip('/')}/{TRANSACTIONS_DIR}"
+    return f"{directory}/{read_version}-{transaction_uuid}{TRANSACTION_SUFFIX}"
+
+
+def transaction_file_suffix(transaction_uuid: str) -> str:
+    """The end of a transaction file's name, known before the version it was rebased onto is."""
+    return f"-{transaction_uuid}{TRANSACTION_SUFFIX}"
