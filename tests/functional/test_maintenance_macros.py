@@ -8,6 +8,7 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
+from tests.functional.atomic_publish_project import AtomicPublishProject
 
 # Each run appends one batch of 10 rows (gen = the run's var), so the table has one fragment per run.
 EVENTS = """
@@ -100,3 +101,36 @@ class TestMaintenanceMacros:
         )
         assert [v.version for v in all_pages(ns.list_table_versions, table)] == [after.version]
         assert lance.dataset(location).count_rows() == 40
+
+
+MAINTAINED = """
+{% set maintenance = {'retain_versions': 1, 'older_than_days': 0} if var('maintain', false) else none %}
+{{ config(materialized='incremental', incremental_strategy='append', lance_maintenance=maintenance) }}
+select id + {{ var('gen', 1) }} * 100 as id, {{ var('gen', 1) }} as gen from range(10)
+"""
+BROKEN = "{{ config(materialized='table') }} select * from {{ ref('maintained') }} where assert_true(id < 0)"
+
+
+class TestMaintenanceConfigUnderAtomicPublish(AtomicPublishProject):
+    """In an atomic-publish run a model's `lance_maintenance` waits for the publish, and a run that
+    publishes nothing runs none of it."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"maintained.sql": MAINTAINED, "broken.sql": BROKEN}
+
+    def test_maintenance_follows_the_publish(self, project, dbt_profile_target) -> None:
+        ns = DirectoryNamespace(dbt_profile_target["root"])
+        table = [*project.test_schema.split("."), "maintained"]
+        for gen in (1, 2):
+            run_dbt(["run", "--select", "maintained", "--vars", f"{{gen: {gen}}}"])
+        location = ns.describe_table(table).location
+        assert [v["version"] for v in lance.dataset(location).versions()] == [1, 2]
+
+        run_dbt(["run", "--vars", "{gen: 3, maintain: true}"], expect_pass=False)  # `broken` fails
+        assert [v["version"] for v in lance.dataset(location).versions()] == [1, 2]
+
+        run_dbt(["run", "--select", "maintained", "--vars", "{gen: 4, maintain: true}"])
+        published = lance.dataset(location)
+        assert [v["version"] for v in published.versions()] == [3]  # cleaned once version 3 was in
+        assert sorted(set(published.to_table().column("gen").to_pylist())) == [1, 2, 4]

@@ -74,3 +74,45 @@ def test_a_failed_write_deletes_its_files_only_when_the_commit_cannot_have_lande
         target.commit(lance.LanceOperation.Append(fragments), {}, written=fragments)
     assert all(path.exists() for path in files) == isinstance(interruption, KeyboardInterrupt)
     assert runtime.namespace.describe_table(OLD).version == 1
+
+
+@pytest.mark.parametrize("interruption", [OSError("refused before the commit point"), KeyboardInterrupt()])
+def test_a_publish_deletes_staged_files_only_when_it_cannot_have_landed(
+    runtime: LancensRuntime, monkeypatch: pytest.MonkeyPatch, interruption: BaseException
+) -> None:
+    """The same rule for the run's one publish: after an interrupt the staged versions may be in
+    `__manifest`, so their data files and manifests stay."""
+    runtime.namespace.create_table(OLD, _rows(0, 3))
+    publish.begin(runtime, "run-1")
+    merge.append(open_write(runtime, OLD), _rows(3, 3), {})
+    assert runtime.publisher is not None
+    staged = [Path(p) for p in runtime.publisher.writes[tuple(OLD)].unpublished_garbage]
+    assert any(p.parent.name == "data" for p in staged) and any(p.parent.name == "_versions" for p in staged)
+    assert all(p.exists() for p in staged)
+
+    def publish_interrupted(*args: object, **kwargs: object) -> None:
+        raise interruption
+
+    monkeypatch.setattr(runtime.namespace, "publish", publish_interrupted)
+    with pytest.raises(type(interruption)):
+        publish.finish(runtime, ["success"])
+    assert all(p.exists() for p in staged) == isinstance(interruption, KeyboardInterrupt)
+    assert runtime.publisher is None
+
+
+def test_deferred_actions_run_only_for_tables_the_run_published(runtime: LancensRuntime) -> None:
+    runtime.namespace.create_table(OLD, _rows(0, 3))
+    ran: list[str] = []
+
+    def run(statuses: list[str], defer: dict[str, list[str]]) -> None:
+        publish.begin(runtime, f"run-{len(ran)}-{statuses}")
+        merge.append(open_write(runtime, OLD), _rows(100, 1), {})
+        assert runtime.publisher is not None
+        for label, table_id in defer.items():
+            runtime.publisher.defer(table_id, lambda label=label: ran.append(label))
+        publish.finish(runtime, statuses)
+
+    run(["success", "error"], {"failed run": OLD})
+    assert ran == []
+    run(["success"], {"published": OLD, "not written by the run": ["shop", "other"]})
+    assert ran == ["published"]  # the failed run's action was dropped with it

@@ -32,7 +32,8 @@ def begin(runtime: LancensRuntime, run_id: str) -> None:
 
 
 def finish(runtime: LancensRuntime, statuses: list[str]) -> dict[tuple[str, ...], int]:
-    """End of run: publish everything staged when no node failed, else discard it all."""
+    """End of run: publish everything staged when no node failed, else discard it all. The
+    actions deferred to the publish (`RunPublisher.defer`) run for the tables it published."""
     with runtime.lock:
         publisher, runtime.publisher = runtime.publisher, None
     if publisher is None or not publisher.writes:
@@ -51,6 +52,9 @@ def finish(runtime: LancensRuntime, statuses: list[str]) -> dict[tuple[str, ...]
         _cleanup(runtime, publisher, discard_staged=False)
         raise
     _cleanup(runtime, publisher, discard_staged=False)
+    for table_id, actions in publisher.after_publish.items():
+        for action in actions if table_id in published else ():
+            action()
     return published
 
 

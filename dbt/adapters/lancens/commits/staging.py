@@ -21,7 +21,7 @@ transaction files go with their manifests when the run publishes nothing (`unpub
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import lance
@@ -72,6 +72,9 @@ class RunPublisher:
     run_id: str
     scratch: str
     writes: dict[tuple[str, ...], StagedWrite] = field(default_factory=dict)
+    # What to do once the run has published a table (a staged model's `lance_maintenance`); dropped
+    # with the run when it publishes nothing.
+    after_publish: dict[tuple[str, ...], list[Callable[[], object]]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -88,6 +91,11 @@ class RunPublisher:
                     f"atomic publish: {'.'.join(table_id)} was staged by another write of this run "
                     "while this write was in progress"
                 )
+
+    def defer(self, table_id: Sequence[str], action: Callable[[], object]) -> None:
+        """Run `action` once this run has published the table (`publish.finish`), never otherwise."""
+        with self.lock:
+            self.after_publish.setdefault(tuple(table_id), []).append(action)
 
     def read_target(self, table_id: Sequence[str]) -> ReadTarget | None:
         """Where the run reads the table it staged, or None when it staged nothing for it."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import timedelta
@@ -79,7 +79,6 @@ class LancensAdapter(SparkAdapter):
     def __init__(self, config: Any, mp_context: Any) -> None:
         super().__init__(config, mp_context)
         # table id -> what to do once an atomic-publish run has published the table's staged version
-        self._after_publish: dict[tuple[str, ...], list[Callable[[], object]]] = {}
 
     @classmethod
     def type(cls) -> str:
@@ -240,17 +239,13 @@ class LancensAdapter(SparkAdapter):
         table, properties = relation.table_id, _provenance(provenance)
         with self.connections.exception_handler(f"maintenance of {relation}"):
             if runtime.publisher is not None:
-                self._defer(
+                runtime.publisher.defer(
                     table,
-                    lambda: maintenance_config.after_build(self.runtime.namespace, table, config, properties),
+                    lambda: maintenance_config.after_build(runtime.namespace, table, config, properties),
                 )
                 return "once the run publishes"
             with runtime.writing(table):
                 return maintenance_config.after_build(runtime.namespace, table, config, properties)
-
-    def _defer(self, table: list[str], action: Callable[[], object]) -> None:
-        """Run `action` once the atomic-publish run has published the table (`lancens_end_atomic_publish`)."""
-        self._after_publish.setdefault(tuple(table), []).append(action)
 
     @available
     def shallow_clone_table(self, relation: LancensRelation, source: LancensRelation) -> AdapterResponse:
@@ -510,10 +505,6 @@ class LancensAdapter(SparkAdapter):
         """on-run-end: publish the run's staged versions together, or nothing if a node failed."""
         with self._hook_connection(), self.connections.exception_handler("atomic publish"):
             published = publish.finish(self.runtime, [str(getattr(s, "value", s)) for s in statuses])
-            deferred, self._after_publish = self._after_publish, {}
-            for table, actions in deferred.items():
-                for action in actions if table in published else ():
-                    action()
         return {".".join(key): version for key, version in published.items()}
 
     def acquire_connection(self, name: str | None = None) -> Any:
