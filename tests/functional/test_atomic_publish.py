@@ -17,6 +17,7 @@ from pathlib import Path
 import lance
 import pytest
 from dbt.tests.util import run_dbt
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 from tests.functional.atomic_publish_project import AtomicPublishProject, assert_no_orphan_transactions
@@ -131,3 +132,38 @@ class TestAtomicPublish(AtomicPublishProject):
         assert {name: value[1] for name, value in final.items() if value} == {name: [4] for name in TABLES}
         assert final["a"][0] == 3 and final["gate"][0] == 2
         self._assert_no_orphan_transactions(ns, schema)
+
+
+class TestAtomicPublishByVar:
+    """`--vars '{lancens_atomic_publish: true}'` turns atomic publish on for one run of a project whose
+    profile leaves it off; a value that is not true or false fails the run before anything is written."""
+
+    @pytest.fixture(scope="class")
+    def project_config_update(self) -> dict:
+        return {
+            "on-run-start": ["{{ lancens_begin_atomic_publish() }}"],
+            "on-run-end": ["{{ lancens_end_atomic_publish(results) }}"],
+        }
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"a.sql": A, "broken.sql": BROKEN}
+
+    def test_var_turns_it_on_and_a_typo_is_named(self, project, dbt_profile_target) -> None:
+        ns = DirectoryNamespace(dbt_profile_target["root"])
+        table = [*project.test_schema.split("."), "a"]
+        run_dbt(["run"])
+        assert ns.describe_table(table).version == 1
+
+        run_dbt(["run", "--vars", "{gen: 2, break: true}"], expect_pass=False)  # off: `a` commits alone
+        assert ns.describe_table(table).version == 2
+
+        run_dbt(["run", "--vars", "{gen: 3, break: true, lancens_atomic_publish: true}"], expect_pass=False)
+        info = ns.describe_table(table)
+        assert info.version == 2 and lance.dataset(info.location).to_table().column("gen").to_pylist() == [2]
+
+        with pytest.raises(
+            DbtRuntimeError, match="var lancens_atomic_publish must be true or false, got 'ture'"
+        ):
+            run_dbt(["run", "--vars", "{gen: 4, lancens_atomic_publish: ture}"])
+        assert ns.describe_table(table).version == 2

@@ -26,7 +26,14 @@ from dbt.adapters.lancens.__version__ import version as lancens_version
 from dbt.adapters.lancens.commits import publish, writes
 from dbt.adapters.lancens.core.column import LancensColumn
 from dbt.adapters.lancens.core.connections import LancensConnectionManager
-from dbt.adapters.lancens.core.names import relation_table_id, schema_to_namespace, table_id
+from dbt.adapters.lancens.core.macro_arguments import days_or_none, flag, whole_number_or_none
+from dbt.adapters.lancens.core.names import (
+    namespace_to_schema,
+    quote,
+    relation_table_id,
+    schema_to_namespace,
+    table_id,
+)
 from dbt.adapters.lancens.core.relation import LancensRelation
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import (
@@ -88,7 +95,7 @@ class LancensAdapter(SparkAdapter):
     def quote(cls, identifier: str) -> str:  # type: ignore[override]
         """Spark's backticks. A classmethod, as dbt's constraint rendering calls `cls.quote`
         (dbt-spark's instance method fails there for a column with `quote: true`)."""
-        return f"`{identifier}`"
+        return quote(identifier)
 
     # -- the process's Spark session and namespace -------------------------------------------------
     @property
@@ -387,7 +394,7 @@ class LancensAdapter(SparkAdapter):
         return location
 
     def _forget_cached(self, table: list[str]) -> None:
-        schema, identifier = ".".join(table[:-1]), table[-1]
+        schema, identifier = namespace_to_schema(table[:-1]), table[-1]
         self.cache.drop(
             self.Relation.create(
                 database=self.config.credentials.database, schema=schema, identifier=identifier
@@ -467,8 +474,8 @@ class LancensAdapter(SparkAdapter):
             report = maintenance.cleanup_table(
                 self.runtime.namespace,
                 relation_table_id(relation),
-                _int_or_none(retain_versions, "retain_versions"),
-                _days(older_than_days),
+                whole_number_or_none(retain_versions, "retain_versions"),
+                days_or_none(older_than_days, "older_than_days"),
                 timedelta(hours=float(grace_hours)),
             )
         return report.summary()
@@ -484,8 +491,8 @@ class LancensAdapter(SparkAdapter):
         with self.connections.exception_handler("cleanup_namespace"):
             report = maintenance.cleanup_namespace(
                 self.runtime.namespace,
-                _int_or_none(retain_versions, "retain_versions"),
-                _days(older_than_days),
+                whole_number_or_none(retain_versions, "retain_versions"),
+                days_or_none(older_than_days, "older_than_days"),
                 timedelta(hours=float(grace_hours)),
             )
         return report.summary()
@@ -493,9 +500,9 @@ class LancensAdapter(SparkAdapter):
     @available
     def begin_atomic_publish(self, requested_by_var: Any, invocation_id: str) -> bool:
         """on-run-start: stage this run's writes when the profile or the project var asks for it."""
-        by_var = str(requested_by_var).lower() in ("true", "1", "yes")
-        enabled = self.config.credentials.atomic_publish or by_var
         with self._hook_connection(), self.connections.exception_handler("begin atomic publish"):
+            by_var = flag(requested_by_var, "var lancens_atomic_publish")
+            enabled = self.config.credentials.atomic_publish or by_var
             if enabled:
                 publish.begin(self.runtime, invocation_id)
         return enabled
@@ -569,23 +576,6 @@ class LancensAdapter(SparkAdapter):
                 _provenance(provenance),
             )
         return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
-
-
-def _int_or_none(value: Any, name: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not str(value).strip().isdigit():
-        raise DbtRuntimeError(f"{name} must be a whole number, got {value!r}")
-    return int(value)
-
-
-def _days(value: Any) -> timedelta | None:
-    if value is None:
-        return None
-    try:
-        return timedelta(days=float(value))
-    except (TypeError, ValueError) as exc:
-        raise DbtRuntimeError(f"older_than_days must be a number of days, got {value!r}") from exc
 
 
 def _provenance(provenance: dict[str, Any] | None) -> dict[str, str]:
