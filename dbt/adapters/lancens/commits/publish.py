@@ -17,7 +17,6 @@ from __future__ import annotations
 from dbt.adapters.lancens.commits.staging import SCRATCH_DIR, RunPublisher, unpublished_files
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.namespace import errors
-from dbt.adapters.lancens.namespace.storage import Storage
 
 FAILED_STATUSES = frozenset({"error", "fail", "runtime error", "partial success"})
 
@@ -64,7 +63,7 @@ def _cleanup(runtime: LancensRuntime, publisher: RunPublisher, discard_staged: b
     run published nothing); point Spark's catalog at the published tables so later invocations of
     this process read what readers see."""
     namespace = runtime.namespace
-    storage = Storage(namespace.root, namespace.storage_options)
+    storage = namespace.storage
     for table_id, written in publisher.writes.items():
         garbage = list(written.garbage)
         if discard_staged:

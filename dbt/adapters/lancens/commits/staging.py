@@ -175,7 +175,7 @@ class RunPublisher:
             options = namespace.storage_options or None
             base = lance.dataset(read.path, version=read.version, storage_options=options)
             new_files = _new_files(operation, base)
-            storage = Storage(namespace.root, namespace.storage_options)
+            storage = namespace.storage
             detached = read.version is not None  # an existing table; else a new table's scratch copy
             if not detached:  # the write's files went to the scratch copy: the table needs them too
                 for relative in new_files:
@@ -316,7 +316,7 @@ def _stage(
         )
         return StagedWrite((staged,), read, garbage, (staged.manifest_path, *written))
     copy = f"{scratch.rstrip('/')}/{staged.location.rstrip('/').rsplit('/', 1)[-1]}"
-    storage = Storage(namespace.root, namespace.storage_options)
+    storage = namespace.storage
     for relative in _new_files(operation, None):  # a new table: every file the operation references
         storage.copy(f"{location.rstrip('/')}/{relative}", f"{copy}/{relative}")
     lance.LanceDataset.commit(copy, operation, storage_options=options)

@@ -215,7 +215,7 @@ class LancensRuntime:
         on it. Checked once per runtime (the adapter calls this whenever it acquires a connection)."""
         if self.version_management_on:
             return
-        if self.namespace.describe_namespace([]).properties.get(TVM_KEY, "").lower() != "true":
+        if not self.namespace.version_management_enabled():
             self.namespace.alter_namespace_properties([], {TVM_KEY: "true"})
         self.version_management_on = True
 

@@ -25,7 +25,6 @@ from dbt.adapters.lancens.materializations.source_view import query_rows
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 
 STRATEGIES = ("append", "merge", "delete+insert", "insert_overwrite", "microbatch")
-ON_SCHEMA_CHANGE = ("ignore", "fail", "append_new_columns", "sync_all_columns")
 _HIT = "__lancens_matched"
 
 

@@ -25,9 +25,7 @@ from dbt.adapters.lancens.commits.landing import land
 from dbt.adapters.lancens.commits.staging import RunPublisher
 from dbt.adapters.lancens.metadata.engine_dataset import latest, open_for_commits
 from dbt.adapters.lancens.namespace import DirectoryNamespace
-from dbt.adapters.lancens.namespace.storage import Storage
-
-INDICES_DIR = "_indices"
+from dbt.adapters.lancens.namespace.layout import INDICES_DIR
 
 
 class IndexCommits(Protocol):
@@ -118,7 +116,7 @@ class StagedIndexCommits:
         destination = f"{self._location}/{INDICES_DIR}/{index.uuid}"
         source = f"{self._read_path}/{INDICES_DIR}/{index.uuid}"
         if source != destination:
-            storage = Storage(self._namespace.root, self._namespace.storage_options)
+            storage = self._namespace.storage
             for relative in storage.files(source):
                 storage.copy(f"{source}/{relative}", f"{destination}/{relative}")
         return dataclasses.replace(index, dataset_version=self._version), [destination]

@@ -18,13 +18,7 @@ import lance
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
 from dbt.adapters.lancens.namespace.commit import VersionStore, version_response
-from dbt.adapters.lancens.namespace.versions import TVM_KEY
-
-VERSIONS_DIR = "_versions"
-
-
-def version_management_on(namespace: DirectoryNamespace) -> bool:
-    return namespace.describe_namespace([]).properties.get(TVM_KEY, "").lower() == "true"
+from dbt.adapters.lancens.namespace.layout import VERSIONS_DIR
 
 
 def latest(namespace: DirectoryNamespace, table_id: Sequence[str]) -> lance.LanceDataset:
@@ -42,7 +36,7 @@ def open_for_commits(
 
     `properties`: who made the versions (recorded in their `table_version` rows under table
     version management; Lance's commit methods take no transaction properties otherwise)."""
-    if not version_management_on(namespace):
+    if not namespace.version_management_enabled():
         return latest(namespace, table_id)
     location = namespace.describe_table(list(table_id)).location
     options = namespace.storage_options or None

@@ -27,10 +27,12 @@ from typing import Any
 import lance
 
 from dbt.adapters.lancens.commits.staging import SCRATCH_DIR
-from dbt.adapters.lancens.metadata.engine_dataset import latest, open_for_commits, version_management_on
+from dbt.adapters.lancens.metadata.engine_dataset import latest, open_for_commits
 from dbt.adapters.lancens.metadata.tags import tagged_versions
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
+from dbt.adapters.lancens.namespace.ids import MANIFEST_NAME
 from dbt.adapters.lancens.namespace.layout import (
+    DATA_DIR,
     VERSIONS_DIR,
     has_versions,
     is_detached_manifest_name,
@@ -41,8 +43,6 @@ from dbt.adapters.lancens.namespace.storage import Storage
 
 DEFAULT_GRACE = timedelta(hours=24)
 STAGED_MARK = ".manifest-"
-DATA_DIR = "data"
-MANIFEST_DIR = "__manifest"
 
 
 @dataclass(frozen=True)
@@ -199,7 +199,7 @@ def _remove_versions(
     stats = dataset.cleanup_old_versions(
         older_than=timedelta(0), versions=doomed, error_if_tagged_old_versions=False
     )
-    if version_management_on(namespace):
+    if namespace.version_management_enabled():
         namespace.batch_delete_table_versions(table_id, doomed, ignore_missing=True)
     return int(stats.bytes_removed)
 
@@ -209,7 +209,7 @@ def _table_leftovers(
     namespace: DirectoryNamespace, table_id: list[str], location: str, grace: timedelta
 ) -> CleanupReport:
     """Staged and detached manifests no version needs, then data files no manifest references."""
-    storage = Storage(namespace.root, namespace.storage_options)
+    storage = namespace.storage
     report = CleanupReport()
     published = {
         v.manifest_path.rstrip("/").rsplit("/", 1)[-1]
@@ -257,7 +257,7 @@ def namespace_leftovers(
     namespace: DirectoryNamespace, locations: set[str], grace: timedelta
 ) -> CleanupReport:
     """Root-level leftovers older than `grace`: run scratch dirs and never-published table dirs."""
-    storage = Storage(namespace.root, namespace.storage_options)
+    storage = namespace.storage
     report = CleanupReport()
     for entry in storage.ls(storage.join(SCRATCH_DIR)):
         if entry.get("type") == "directory" and _newest_older_than(storage, entry["name"], grace):
@@ -269,7 +269,7 @@ def namespace_leftovers(
         if (
             entry.get("type") != "directory"
             or name.startswith(".")
-            or name == MANIFEST_DIR
+            or name == MANIFEST_NAME
             or relative_location(storage, path) in locations
             or has_versions(storage, path)
         ):
@@ -295,7 +295,7 @@ def cleanup_namespace(
     grace: timedelta = DEFAULT_GRACE,
 ) -> CleanupReport:
     """`cleanup_table` for every table of the root, then the root-level leftovers."""
-    storage = Storage(namespace.root, namespace.storage_options)
+    storage = namespace.storage
     report = CleanupReport()
     locations: set[str] = set()
     for table_id in table_ids(namespace):
@@ -315,8 +315,8 @@ def manifest_history(namespace: DirectoryNamespace, grace: timedelta) -> Cleanup
     thousands of runs) while nobody reads them: the engine and native readers read its latest
     version. Lance's own cleanup removes them and always keeps the latest; `grace` spares the
     versions a writer that is running now may still build on."""
-    storage = Storage(namespace.root, namespace.storage_options)
-    location = storage.join(MANIFEST_DIR)
+    storage = namespace.storage
+    location = storage.join(MANIFEST_NAME)
     if not has_versions(storage, location):
         return CleanupReport()
     manifest = lance.dataset(location, storage_options=namespace.storage_options or None)
@@ -325,7 +325,7 @@ def manifest_history(namespace: DirectoryNamespace, grace: timedelta) -> Cleanup
     after = {int(v["version"]) for v in manifest.versions()}  # listed from storage again
     removed = sorted(before - after)
     return CleanupReport(
-        versions={MANIFEST_DIR: removed} if removed else {}, bytes_removed=int(stats.bytes_removed)
+        versions={MANIFEST_NAME: removed} if removed else {}, bytes_removed=int(stats.bytes_removed)
     )
 
 

@@ -118,7 +118,7 @@ def drop_dependent_views(runtime: LancensRuntime, relation: LancensRelation) -> 
                 frontier.append(view)
     dropped = []
     for view in doomed:
-        schema, identifier = ".".join(view[:-1]), view[-1]
+        schema, identifier = namespace_to_schema(view[:-1]), view[-1]
         dependent = LancensRelation.create(
             database=relation.database, schema=schema, identifier=identifier, type=RelationType.View
         )

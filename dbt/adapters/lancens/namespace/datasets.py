@@ -22,7 +22,14 @@ from dbt.adapters.lancens.namespace import layout
 from dbt.adapters.lancens.namespace.storage import Storage
 
 _MEMORY_CREATE_LOCK = threading.Lock()
-_DATASET_DIRS = ("data", "_versions", "_transactions", "_deletions", "_indices", "_refs")
+_DATASET_DIRS = (
+    layout.DATA_DIR,
+    layout.VERSIONS_DIR,
+    layout.TRANSACTIONS_DIR,
+    layout.DELETIONS_DIR,
+    layout.INDICES_DIR,
+    layout.REFS_DIR,
+)
 
 TableData: TypeAlias = pa.Table | pa.RecordBatchReader
 

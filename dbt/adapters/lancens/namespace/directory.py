@@ -22,6 +22,7 @@ from dbt.adapters.lancens.namespace.context import NamespaceContext
 from dbt.adapters.lancens.namespace.datasets import TableData
 from dbt.adapters.lancens.namespace.models import NamespaceInfo, ObjectEntry, Page, TableInfo, ViewInfo
 from dbt.adapters.lancens.namespace.namespace_ops import NamespaceOps
+from dbt.adapters.lancens.namespace.storage import Storage
 from dbt.adapters.lancens.namespace.table_ops import TableOps
 from dbt.adapters.lancens.namespace.versions import TableVersion, VersionEntry, VersionManager
 from dbt.adapters.lancens.namespace.view_ops import ViewOps
@@ -90,6 +91,17 @@ class DirectoryNamespace:
     def dir_listing_enabled(self) -> bool:
         """True: root ``<name>.lance`` directories are tables too (V1 and compatibility mode)."""
         return self._context.dir_listing_enabled
+
+    @property
+    def storage(self) -> Storage:
+        """The root's file system (fsspec, with the storage options): for callers that manage files
+        beside the engine's own, such as staged runs' scratch copies and cleanup of leftovers."""
+        return self._context.fs
+
+    def version_management_enabled(self) -> bool:
+        """Whether commits follow the spec's table version management (the root's ``__manifest``
+        metadata turns it on; never in V1 mode, which has no ``__manifest``)."""
+        return self._versions.management_enabled()
 
     @property
     def lance_session(self) -> LanceSession:

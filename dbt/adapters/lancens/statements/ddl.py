@@ -27,7 +27,7 @@ from pyspark.sql import types as T
 
 from dbt.adapters.lancens.commits.table_write import open_write
 from dbt.adapters.lancens.commits.writes import write_arrow, write_frame
-from dbt.adapters.lancens.core.names import namespace_id, validate_table_name
+from dbt.adapters.lancens.core.names import namespace_id, namespace_to_schema, validate_table_name
 from dbt.adapters.lancens.core.relation import LancensRelation
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge, schema_evolution
@@ -67,7 +67,7 @@ def _drop_relation(runtime: LancensRuntime, statement: plans.DropRelation) -> No
         and not is_view(runtime, table_id)
     ):
         raise DbtRuntimeError(f"DROP: {'.'.join(table_id)} does not exist")
-    relation = LancensRelation.create(schema=".".join(table_id[:-1]), identifier=table_id[-1])
+    relation = LancensRelation.create(schema=namespace_to_schema(table_id[:-1]), identifier=table_id[-1])
     drop_relation(runtime, relation)
 
 
