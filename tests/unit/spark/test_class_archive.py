@@ -321,3 +321,34 @@ def test_a_failed_dump_is_marked_and_a_list_without_spark_is_not_dumped(
     assert not os.path.exists(launch.archive) and not os.path.exists(launch.class_list)
     assert not [name for name in os.listdir(archive_dir) if name.endswith(".tmp")]
     assert class_archive.plan_launch(archive_dir, home, "") is None
+
+
+def test_lock_and_failure_files_of_archives_never_made_are_removed_unless_in_use(
+    archive_dir: str, fake_home: Path
+) -> None:
+    """A failed dump's `.failed` and a lock of an archive that was never made (memory too low, a
+    killed dumper) are left behind by an upgrade as well: removed once unused for `UNUSED_SECONDS`;
+    the current installation's failure file is renewed at each launch, and a held lock is kept."""
+    current = class_archive.plan_launch(archive_dir, str(fake_home), "")
+    assert current is not None
+    directory = Path(archive_dir)
+    old = time.time() - class_archive.UNUSED_SECONDS - 60
+    failed_alone = directory / "driver-00000000000000a1.jsa.failed"
+    lock_alone = directory / "driver-00000000000000a2.jsa.lock"
+    held = directory / "driver-00000000000000a3.jsa.lock"
+    current_failed = Path(f"{current.archive}.failed")
+    for path in (failed_alone, lock_alone, held, current_failed):
+        path.write_text("x")
+        os.utime(path, (old, old))
+
+    with open(held) as holder:
+        fcntl.flock(holder, fcntl.LOCK_EX)  # a dumper of that archive, still waiting for its JVM
+        assert class_archive.plan_launch(archive_dir, str(fake_home), "") is None  # its dump failed
+        remaining = sorted(path.name for path in directory.iterdir())
+    current_lock = Path(f"{current.archive}.lock")  # made by the first launch's check for a dump
+    assert remaining == sorted([held.name, current_failed.name, current_lock.name])
+    assert current_failed.stat().st_mtime > time.time() - 60  # renewed: still this installation's
+    later = time.time() + 120
+    assert class_archive.remove_unused(archive_dir, keep=current.archive, now=later) == [
+        str(held).removesuffix(".lock")
+    ]

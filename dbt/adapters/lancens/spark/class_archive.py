@@ -41,6 +41,7 @@ from __future__ import annotations
 import fcntl
 import glob
 import hashlib
+import math
 import os
 import shlex
 import shutil
@@ -68,6 +69,8 @@ _SPARK_STARTED = "org/apache/spark/SparkContext"  # in a list, the mark of a JVM
 _SHARED_OPTION_PREFIXES = ("-Xmx", "--add-modules")
 _WAIT_SECONDS = 1.0
 _DUMP_MEMORY_BYTES = 3 << 29  # 1.5 GiB: the dump's ~0.9 GB peak and room for everything else
+_LOCK_SUFFIX = ".lock"
+_FAILED_SUFFIX = ".failed"
 UNUSED_SECONDS = 14 * 86_400  # an archive no launch mapped for this long belongs to no installation
 
 
@@ -113,7 +116,10 @@ def plan_launch(directory: str | None, spark_home: str, user_options: str) -> Ar
     if _is_ours(archive):
         _renew(archive)
         return ArchiveLaunch(archive, java, class_list=None)
-    if os.path.lexists(_failed(archive)) or _dump_under_way(archive):
+    if os.path.lexists(_failed(archive)):
+        _renew(_failed(archive))  # still this installation's: its failure is not left for tidying
+        return None
+    if _dump_under_way(archive):
         return None
     recording = f"{os.path.basename(archive)}.{os.getpid()}.{time.time_ns()}.classlist"
     class_list = os.path.join(directory, recording)
@@ -188,31 +194,61 @@ def memory_to_spare(meminfo: str = "/proc/meminfo") -> bool:
 
 
 def remove_unused(directory: str, keep: str, now: float | None = None) -> list[str]:
-    """Remove the archives in ``directory`` (with their lock and failure files), other than
-    ``keep``, that no launch has mapped for ``UNUSED_SECONDS``; the paths removed. A JVM that maps
-    one meanwhile keeps its mapping (or, not finding it, runs without sharing)."""
+    """Remove the archives in ``directory`` other than ``keep``, with their lock and failure files,
+    that no launch has used for ``UNUSED_SECONDS``; the archive paths removed. A lock or failure
+    file whose archive was never made goes the same way (an upgrade leaves those behind too). A JVM
+    that maps an archive meanwhile keeps its mapping (or, not finding it, runs without sharing); a
+    dumper holding the lock keeps it all."""
     cutoff = (time.time() if now is None else now) - UNUSED_SECONDS
+    pattern = os.path.join(glob.escape(directory), "driver-*.jsa")
+    archives = set(glob.glob(pattern))
+    for suffix in (_LOCK_SUFFIX, _FAILED_SUFFIX):
+        archives.update(path.removesuffix(suffix) for path in glob.glob(pattern + suffix))
     removed = []
-    for archive in glob.glob(os.path.join(glob.escape(directory), "driver-*.jsa")):
-        try:
-            unused = archive != keep and _is_ours(archive) and os.lstat(archive).st_mtime < cutoff
-        except OSError:
-            continue
-        if not unused:
-            continue
-        try:
-            for path in (archive, _lock(archive), _failed(archive)):
-                _remove(path)
-        except OSError:  # never fail a launch over a file we only meant to tidy away
-            continue
-        removed.append(archive)
+    for archive in sorted(archives - {keep}):
+        if _last_used(archive) < cutoff and _remove_unless_dumping(archive):
+            removed.append(archive)
     return removed
 
 
-def _renew(archive: str) -> None:
-    """Mark ``archive`` as mapped now (its time; the JVM checks the jars' times, not this one's)."""
+def _last_used(archive: str) -> float:
+    """When a launch last used ``archive``: mapped it (its time, renewed at each mapping); for an
+    archive never made, found its dump failed (the failure file's time, renewed likewise) or began
+    its dump (the lock's). An archive that is not a regular file of ours counts as in use, so it is
+    never touched."""
     try:
-        os.utime(archive)
+        found = os.lstat(archive)
+    except OSError:
+        found = None
+    if found is not None:
+        return found.st_mtime if _is_ours(archive) else math.inf
+    times = []
+    for path in (_lock(archive), _failed(archive)):
+        try:
+            times.append(os.lstat(path).st_mtime)
+        except OSError:
+            continue
+    return max(times, default=math.inf)
+
+
+def _remove_unless_dumping(archive: str) -> bool:
+    """Remove ``archive`` and its lock and failure files unless a dumper holds its lock; whether
+    they were removed. Never fails a launch over files it only meant to tidy away."""
+    try:
+        with open(_lock(archive), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            for path in (archive, _failed(archive), _lock(archive)):
+                _remove(path)
+    except OSError:  # held by a dumper (BlockingIOError), or not ours to remove
+        return False
+    return True
+
+
+def _renew(path: str) -> None:
+    """Mark an archive (or its failure file) as used now (its time; the JVM checks the jars' times,
+    not the archive's)."""
+    try:
+        os.utime(path)
     except OSError:
         pass
 
@@ -305,11 +341,11 @@ def _alive(pid: int) -> bool:
 
 
 def _lock(archive: str) -> str:
-    return f"{archive}.lock"
+    return f"{archive}{_LOCK_SUFFIX}"
 
 
 def _failed(archive: str) -> str:
-    return f"{archive}.failed"
+    return f"{archive}{_FAILED_SUFFIX}"
 
 
 def _remove(path: str) -> None:
