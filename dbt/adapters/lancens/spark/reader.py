@@ -17,7 +17,7 @@ from pyspark.sql.types import StructType
 
 from dbt.adapters.lancens.spark.column_names import column_names
 from dbt.adapters.lancens.spark.dataset import open_dataset
-from dbt.adapters.lancens.spark.filters import Untranslatable, conjunction, to_lance
+from dbt.adapters.lancens.spark.filters import Untranslatable, arrow_column_type, conjunction, to_lance
 from dbt.adapters.lancens.spark.options import LanceOptions
 from dbt.adapters.lancens.spark.types import conform, spark_arrow_schema
 
@@ -143,6 +143,7 @@ class LanceReader(DataSourceReader):
         read_schema = StructType([schema.fields[i] for i in self.read_positions])
         self.batch_size = options.batch_size or default_batch_size(spark_arrow_schema(read_schema))
         self.filter: str | None = None
+        self._column_type = arrow_column_type(dataset.schema)
         self._sizes = [(f.fragment_id, f.metadata.num_rows) for f in dataset.get_fragments()]
 
     def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 (Spark's name)
@@ -160,7 +161,7 @@ class LanceReader(DataSourceReader):
         pushed = []
         for spark_filter in filters:
             try:
-                pushed.append(to_lance(spark_filter))
+                pushed.append(to_lance(spark_filter, self._column_type))
             except Untranslatable:
                 yield spark_filter
         self.filter = conjunction(pushed)
