@@ -225,3 +225,32 @@ class TestSeedEdgeCases:
         dataset = self._dataset(project, lancens_root)
         assert dataset.version == first + 1  # nothing committed
         assert dataset.count_rows() == 4
+
+
+class TestSeedSchemaChanges:
+    """A seed whose columns or inferred types change is replaced, as dbt-spark's seed recreates its
+    table: a header-only file (text columns) that gains rows, then a column."""
+
+    @pytest.fixture(scope="class")
+    def seeds(self) -> dict[str, str]:
+        return {"changing.csv": "id,name\n"}
+
+    def test_reseeding_with_another_schema(self, project, lancens_root: str) -> None:
+        table = [project.test_schema, "changing"]
+        seed = Path(project.project_root, "seeds", "changing.csv")
+        run_dbt(["seed"])
+        first = DirectoryNamespace(lancens_root).describe_table(table).version
+
+        seed.write_text("id,name\n1,a\n2,b\n")
+        run_dbt(["seed"])
+        seed.write_text("id,name,extra\n1,a,x\n")
+        run_dbt(["seed"])
+        info = DirectoryNamespace(lancens_root).describe_table(table)
+        dataset = lance.dataset(info.location)
+        assert info.version == first + 2
+        assert dataset.schema.names == ["id", "name", "extra"]
+        assert dataset.to_table().to_pylist() == [{"id": 1, "name": "a", "extra": "x"}]
+        assert dataset.checkout_version(first + 1).to_table().to_pylist() == [
+            {"id": 1, "name": "a"},
+            {"id": 2, "name": "b"},
+        ]

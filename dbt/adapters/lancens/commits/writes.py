@@ -67,7 +67,8 @@ def write_arrow(
     """Replace the table's rows with `data` in one commit, without Spark (seeds); return the new version."""
     write = open_write(runtime, table_id)
     try:
-        fragments = write.write_fragments(data, data.schema)
+        # an overwrite may change the schema: Lance checks an append's against the current one
+        fragments = write.write_fragments(data, data.schema, mode="overwrite")
     except BaseException:
         write.abandon()
         raise
