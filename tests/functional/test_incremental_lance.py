@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import lance
 import pyarrow as pa
 import pytest
@@ -193,3 +195,118 @@ class TestIncrementalAtomicPublish(AtomicPublishProject):
         merged = retyped.checkout_version(first + 2)
         assert merged.schema.field("n").type == pa.int32()
         assert merged.to_table().to_pylist() == [{"id": 1, "n": 3}]
+
+
+MERGE_PREDICATES = """
+{{ config(materialized='incremental', unique_key='id', incremental_strategy=var('strategy', 'merge'),
+   incremental_predicates=["DBT_INTERNAL_DEST.d >= date'2024-01-02'"]) }}
+{% if var('round', 1) == 1 %}
+select 1 as id, date'2024-01-01' as d, 'a' as name union all select 2, date'2024-01-02', 'b'
+{% elif var('round') == 2 %}
+select 1 as id, date'2024-01-05' as d, 'A' as name union all select 2, date'2024-01-05', 'B'
+{% elif var('round') == 3 %}
+select 1 as id, date'2024-01-10' as d, 'X' as name
+{% else %}
+select 2 as id, date'2024-01-11' as d, 'Y' as name union all select 2, date'2024-01-12', 'Z'
+{% endif %}
+"""
+
+MERGE_ABSENT = """
+{{ config(materialized='incremental', unique_key='id', incremental_strategy='merge',
+          on_schema_change='ignore') }}
+{% if var('round', 1) == 1 %}
+select 1 as id, 'a' as a, 'b1' as b union all select 2, 'a', 'b2'
+{% else %}
+select 1 as id, 'A' as a, 'c1' as c union all select 3, 'a', 'c3'
+{% endif %}
+"""
+
+
+NULL_PARTITION = """
+{{ config(materialized='incremental', incremental_strategy='insert_overwrite', partition_by=['p', 'q']) }}
+{% if var('round', 1) == 1 %}
+select 1 as id, 'x' as p, 1 as q union all select 2, 'y', 1 union all select 3, cast(null as string), 1
+union all select 4, cast(null as string), 2
+{% else %}
+select 10 as id, 'x' as p, 1 as q union all select 30, cast(null as string), 1
+{% endif %}
+"""
+
+FAILING_SCHEMA_CHANGE = """
+{{ config(materialized='incremental', unique_key='id', on_schema_change='sync_all_columns') }}
+{% if var('round', 1) == 1 %}
+select 1 as id, 1 as n, 'x' as b
+{% else %}
+select 1 as id, 1.5d as n, 'c' as c
+{% endif %}
+"""
+
+
+def _rows(root: str, schema: str, name: str) -> list[tuple]:
+    info = DirectoryNamespace(root).describe_table([schema, name])
+    return sorted(tuple(row.values()) for row in lance.dataset(info.location).to_table().to_pylist())
+
+
+class TestIncrementalPredicatesAndAbsentColumns:
+    """`incremental_predicates` limit which target rows a merge or delete+insert touches (rows of the
+    same key that fail them stay), and a merge keeps the values of columns the model no longer selects."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {
+            "with_predicates.sql": MERGE_PREDICATES,
+            "absent.sql": MERGE_ABSENT,
+            "null_partition.sql": NULL_PARTITION,
+            "failing_change.sql": FAILING_SCHEMA_CHANGE,
+        }
+
+    @pytest.mark.parametrize("strategy", ["merge", "delete+insert"])
+    def test_predicates_limit_the_rows_replaced(self, project, lancens_root: str, strategy: str) -> None:
+        def run(round_: int, expect_pass: bool = True) -> None:
+            arguments = f"{{round: {round_}, strategy: '{strategy}'}}"
+            run_dbt(["run", "--select", "with_predicates", "--vars", arguments], expect_pass=expect_pass)
+
+        run_dbt(
+            ["run", "--select", "with_predicates", "--full-refresh", "--vars", f"{{strategy: '{strategy}'}}"]
+        )
+        run(2)  # id 1's row (01-01) fails the predicate: kept, and the new id 1 row is added
+        run(3)  # matches only id 1's 01-05 row
+        expected = [
+            (1, dt.date(2024, 1, 1), "a"),
+            (1, dt.date(2024, 1, 10), "X"),
+            (2, dt.date(2024, 1, 5), "B"),
+        ]
+        assert _rows(lancens_root, project.test_schema, "with_predicates") == expected
+        if strategy == "merge":  # two rows of the result match the same target row: dbt's MERGE fails
+            run(4, expect_pass=False)
+            assert _rows(lancens_root, project.test_schema, "with_predicates") == expected
+
+    def test_merge_keeps_values_of_columns_no_longer_selected(self, project, lancens_root: str) -> None:
+        run_dbt(["run", "--select", "absent"])
+        run_dbt(["run", "--select", "absent", "--vars", "{round: 2}"])
+        assert _rows(lancens_root, project.test_schema, "absent") == [
+            (1, "A", "b1"),
+            (2, "a", "b2"),
+            (3, "a", None),
+        ]
+
+    def test_insert_overwrite_replaces_the_null_partition(self, project, lancens_root: str) -> None:
+        """As Spark's dynamic partition overwrite does: NULL is a partition like any other."""
+        run_dbt(["run", "--select", "null_partition"])
+        run_dbt(["run", "--select", "null_partition", "--vars", "{round: 2}"])
+        assert _rows(lancens_root, project.test_schema, "null_partition") == [
+            (2, "y", 1),
+            (4, None, 2),
+            (10, "x", 1),
+            (30, None, 1),
+        ]
+
+    def test_a_failed_run_commits_no_schema_change(self, project, lancens_root: str) -> None:
+        run_dbt(["run", "--select", "failing_change"])
+        info = DirectoryNamespace(lancens_root).describe_table([project.test_schema, "failing_change"])
+        run_dbt(
+            ["run", "--select", "failing_change", "--vars", "{round: 2}"], expect_pass=False
+        )  # 1.5 is no int
+        after = DirectoryNamespace(lancens_root).describe_table([project.test_schema, "failing_change"])
+        assert after.version == info.version
+        assert lance.dataset(after.location).schema.names == ["id", "n", "b"]

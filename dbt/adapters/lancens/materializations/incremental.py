@@ -9,12 +9,14 @@ made by `merge` (Lance merge-insert, deletion vectors, new fragments) as one eng
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from dbt_common.exceptions import CompilationError
+from dbt_common.exceptions import CompilationError, DbtRuntimeError
 from pyspark.sql import DataFrame
+from pyspark.sql.datasource import EqualTo, IsNull
 
 from dbt.adapters.lancens.commits.fragment_bounds import TimeWindow, parse_window_bound
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
@@ -23,6 +25,7 @@ from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge, python_models, schema_evolution
 from dbt.adapters.lancens.materializations.source_view import query_rows
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
+from dbt.adapters.lancens.spark.filters import Untranslatable, arrow_column_type, to_lance
 
 STRATEGIES = ("append", "merge", "delete+insert", "insert_overwrite", "microbatch")
 _HIT = "__lancens_matched"
@@ -64,7 +67,8 @@ def apply(
     with runtime.writing(table_id):  # concurrent microbatch batches commit one after another
         target = open_write(runtime, table_id, must_exist=True)
         _require_key_columns(spec, rows.schema, target.current.schema)
-        target = _sync_schema(target, rows.schema, spec, properties)
+        target = _sync_schema(target, rows, spec, properties)
+        spec = _keep_absent_columns(spec, rows.schema, target.current.schema)
         rows = merge.conform(rows, target.current.schema)
         version = _STRATEGY[spec.strategy](runtime, target, target_sql, rows, spec, properties)
     return version, rows.num_rows
@@ -75,6 +79,17 @@ def model_frame(runtime: LancensRuntime, compiled_code: str, language: str, name
     if language == "python":
         return python_models.run_python_model(runtime, compiled_code, name)
     return runtime.sql(compiled_code, pushdown=True)
+
+
+def _keep_absent_columns(spec: Spec, source: pa.Schema, target: pa.Schema) -> Spec:
+    """A merge leaves the columns the model no longer selects as they are in matched rows (as if
+    excluded from the update); only new rows get NULL there. Updating them would overwrite stored
+    values with NULL."""
+    selected = column_names(source.names)
+    absent = [name for name in target.names if name not in selected]
+    if not absent or spec.strategy != "merge" or spec.update_columns is not None:
+        return spec  # `merge_update_columns` already leaves every unnamed column as it is
+    return replace(spec, exclude_columns=[*spec.exclude_columns, *absent])
 
 
 def _require_key_columns(spec: Spec, source: pa.Schema, target: pa.Schema) -> None:
@@ -98,11 +113,11 @@ def _require_key_columns(spec: Spec, source: pa.Schema, target: pa.Schema) -> No
                     )
 
 
-def _sync_schema(target: TableWrite, source: pa.Schema, spec: Spec, properties: dict[str, str]) -> TableWrite:
+def _sync_schema(target: TableWrite, rows: pa.Table, spec: Spec, properties: dict[str, str]) -> TableWrite:
     """Honour `on_schema_change`; `ignore` leaves the table as it is (new columns are not written)."""
     current = column_names(target.current.schema.names)
-    wanted = column_names(source.names)
-    added = [f for f in source if f.name not in current and not pa.types.is_null(f.type)]
+    wanted = column_names(rows.column_names)
+    added = [f for f in rows.schema if f.name not in current and not pa.types.is_null(f.type)]
     removed = [name for name in target.current.schema.names if name not in wanted]
     if not added and not removed or spec.on_schema_change == "ignore":
         return target
@@ -116,6 +131,11 @@ def _sync_schema(target: TableWrite, source: pa.Schema, spec: Spec, properties: 
     drop = removed if spec.on_schema_change == "sync_all_columns" else []
     if not added and not drop:
         return target
+    # the columns the table keeps must take the rows before the schema change commits: a run that
+    # then fails on a value must not leave the table with its columns changed
+    dropped = column_names(drop)
+    kept = pa.schema([f for f in target.current.schema if f.name not in dropped and f.name in wanted])
+    merge.conform(rows, kept)
     return schema_evolution.evolve(target, added, drop, properties)
 
 
@@ -155,9 +175,62 @@ def _merge(
     )
     hit = joined.column(_HIT)
     joined = joined.drop_columns([_HIT])
+    if spec.predicates:
+        _refuse_ambiguous_matches(rows, joined.filter(hit), spec.unique_key, target)
+        # a target row of the source's keys that no source row matches under the predicates stays
+        of_source_keys = " AND ".join(
+            f"lancens_keys.{quote(k)} = DBT_INTERNAL_DEST.{quote(k)}" for k in spec.unique_key
+        )
+        return _replace_matched(
+            runtime,
+            target,
+            rows,
+            spec,
+            joined,
+            props,
+            lambda source: (
+                f"SELECT DBT_INTERNAL_DEST.* FROM {target_sql} AS DBT_INTERNAL_DEST "
+                f"LEFT SEMI JOIN {source} AS lancens_keys ON {of_source_keys} "
+                f"LEFT ANTI JOIN {source} AS DBT_INTERNAL_SOURCE ON {on}"
+            ),
+        )
     return merge.upsert(
         target, joined.filter(hit), spec.unique_key, props, inserts=joined.filter(pc.invert(hit))
     )
+
+
+def _replace_matched(
+    runtime: LancensRuntime,
+    target: TableWrite,
+    rows: pa.Table,
+    spec: Spec,
+    inserted: pa.Table,
+    props: dict,
+    kept_query: Callable[[str], str],
+) -> int:
+    """With `incremental_predicates`: the target rows a source row matches (same key, predicates
+    true) give way to `inserted`; the other target rows of the source's keys stay as they are.
+
+    Lance matches by key alone, so every target row of the source's keys is replaced: by itself
+    when `kept_query` (given the source's view) finds it unmatched under the predicates, as dbt's
+    MERGE or DELETE would leave it, else by `inserted`. One commit; other keys are not touched."""
+    (kept,) = query_rows(runtime, rows, kept_query)
+    schema = target.current.schema
+    replacement = pa.concat_tables([merge.conform(kept, schema), merge.conform(inserted, schema)])
+    return merge.replace(target, replacement, props, keys=_distinct(rows, spec.unique_key))
+
+
+def _refuse_ambiguous_matches(rows: pa.Table, matched: pa.Table, keys: list[str], target: TableWrite) -> None:
+    """Fail as dbt's MERGE does when several rows of the model's result match target rows of the
+    same key (the key-only path gets this from Lance's merge-insert)."""
+    names = _key_names(rows, keys)
+    repeated = rows.select(names).group_by(names).aggregate([([], "count_all")])
+    repeated = repeated.filter(pc.greater(repeated.column("count_all"), 1)).select(names)
+    if repeated.num_rows and matched.select(names).join(repeated, names, join_type="inner").num_rows:
+        raise DbtRuntimeError(
+            f"merge into {'.'.join(target.table_id)}: several rows of the model's result have the "
+            f"same unique_key ({', '.join(keys)}) and match the table; deduplicate them per key"
+        )
 
 
 def _kept_columns(columns: list[str], spec: Spec) -> ColumnMap[str]:
@@ -174,20 +247,24 @@ def _delete_insert(
 ) -> int:
     if not spec.unique_key:
         return merge.append(target, rows, props)
-    keys = _distinct(rows, spec.unique_key)
     if spec.predicates:
-        # Only the target rows that also satisfy the predicates are deleted.
+        # dbt deletes the target rows of the source's keys that satisfy the predicates (which see
+        # the target only), then inserts every source row
         where = " AND ".join(f"({predicate})" for predicate in spec.predicates)
-        columns = ", ".join(f"DBT_INTERNAL_DEST.{quote(k)}" for k in spec.unique_key)
-        (keys,) = query_rows(
+        return _replace_matched(
             runtime,
-            keys,
+            target,
+            rows,
+            spec,
+            rows,
+            props,
             lambda source: (
-                f"SELECT DISTINCT {columns} FROM {target_sql} AS DBT_INTERNAL_DEST LEFT SEMI "
-                f"JOIN {source} AS DBT_INTERNAL_SOURCE ON {_key_match(spec.unique_key)} WHERE {where}"
+                f"SELECT DBT_INTERNAL_DEST.* FROM {target_sql} AS DBT_INTERNAL_DEST LEFT SEMI JOIN "
+                f"{source} AS DBT_INTERNAL_SOURCE ON {_key_match(spec.unique_key)} "
+                f"WHERE NOT coalesce({where}, false)"
             ),
         )
-    return merge.replace(target, rows, props, keys=keys)
+    return merge.replace(target, rows, props, keys=_distinct(rows, spec.unique_key))
 
 
 def _insert_overwrite(
@@ -195,7 +272,12 @@ def _insert_overwrite(
 ) -> int:
     if not spec.partition_by:
         return merge.overwrite(target, rows, props)
-    return merge.replace(target, rows, props, keys=_distinct(rows, spec.partition_by))
+    partitions = _distinct(rows, spec.partition_by)
+    if not any(column.null_count for column in partitions.columns):
+        return merge.replace(target, rows, props, keys=partitions)
+    # Lance's key match never matches NULL, but NULL is a partition of its own (Spark's default
+    # partition), replaced like any other: delete by a filter that says IS NULL instead
+    return merge.replace(target, rows, props, where=_partitions_filter(partitions, target.current.schema))
 
 
 def _microbatch(
@@ -223,8 +305,33 @@ def _key_match(keys: list[str]) -> str:
     return " AND ".join(f"DBT_INTERNAL_SOURCE.{quote(k)} = DBT_INTERNAL_DEST.{quote(k)}" for k in keys)
 
 
+def _partitions_filter(partitions: pa.Table, schema: pa.Schema) -> str:
+    """A Lance filter matching the rows of any of `partitions` (one row per partition), NULL as NULL."""
+    column_type = arrow_column_type(schema)
+    table_names = column_names(schema.names)
+    alternatives = []
+    for partition in partitions.to_pylist():
+        parts = []
+        for name, value in partition.items():
+            path = (table_names.get(name, name),)
+            condition = IsNull(path) if value is None else EqualTo(path, value)
+            try:
+                parts.append(to_lance(condition, column_type))
+            except Untranslatable as exc:
+                raise DbtRuntimeError(
+                    f"insert_overwrite cannot replace the partition {partition} by its NULL value: {exc}"
+                ) from exc
+        alternatives.append("(" + " AND ".join(parts) + ")")
+    return " OR ".join(alternatives)
+
+
+def _key_names(rows: pa.Table, columns: list[str]) -> list[str]:
+    """`columns` as `rows` spells them."""
+    by_name = column_names(rows.column_names)
+    return [by_name.get(c, c) for c in columns]
+
+
 def _distinct(rows: pa.Table, columns: list[str]) -> pa.Table:
     """The distinct values of `columns` (named as the table names them)."""
-    by_name = column_names(rows.column_names)
-    names = [by_name.get(c, c) for c in columns]
+    names = _key_names(rows, columns)
     return rows.select(names).group_by(names).aggregate([])
