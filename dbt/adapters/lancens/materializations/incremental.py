@@ -178,9 +178,6 @@ def _merge(
     if spec.predicates:
         _refuse_ambiguous_matches(rows, joined.filter(hit), spec.unique_key, target)
         # a target row of the source's keys that no source row matches under the predicates stays
-        of_source_keys = " AND ".join(
-            f"lancens_keys.{quote(k)} = DBT_INTERNAL_DEST.{quote(k)}" for k in spec.unique_key
-        )
         return _replace_matched(
             runtime,
             target,
@@ -190,7 +187,7 @@ def _merge(
             props,
             lambda source: (
                 f"SELECT DBT_INTERNAL_DEST.* FROM {target_sql} AS DBT_INTERNAL_DEST "
-                f"LEFT SEMI JOIN {source} AS lancens_keys ON {of_source_keys} "
+                f"LEFT SEMI JOIN {source} AS lancens_keys ON {_key_match(spec.unique_key, 'lancens_keys')} "
                 f"LEFT ANTI JOIN {source} AS DBT_INTERNAL_SOURCE ON {on}"
             ),
         )
@@ -221,8 +218,9 @@ def _replace_matched(
 
 
 def _refuse_ambiguous_matches(rows: pa.Table, matched: pa.Table, keys: list[str], target: TableWrite) -> None:
-    """Fail as dbt's MERGE does when several rows of the model's result match target rows of the
-    same key (the key-only path gets this from Lance's merge-insert)."""
+    """Fail when several rows of the model's result share a key and any of them matches the table:
+    stricter than dbt's MERGE, which fails only when two match the same target row (the key-only
+    path gets its refusal from Lance's merge-insert)."""
     names = _key_names(rows, keys)
     repeated = rows.select(names).group_by(names).aggregate([([], "count_all")])
     repeated = repeated.filter(pc.greater(repeated.column("count_all"), 1)).select(names)
@@ -301,8 +299,9 @@ _STRATEGY = {
 }
 
 
-def _key_match(keys: list[str]) -> str:
-    return " AND ".join(f"DBT_INTERNAL_SOURCE.{quote(k)} = DBT_INTERNAL_DEST.{quote(k)}" for k in keys)
+def _key_match(keys: list[str], source: str = "DBT_INTERNAL_SOURCE") -> str:
+    """The key equality between the source (as aliased) and the target, `DBT_INTERNAL_DEST`."""
+    return " AND ".join(f"{source}.{quote(k)} = DBT_INTERNAL_DEST.{quote(k)}" for k in keys)
 
 
 def _partitions_filter(partitions: pa.Table, schema: pa.Schema) -> str:
