@@ -135,6 +135,37 @@ def test_ddl_dml_and_schema_change_over_connect(tmp_path: Path, connect_server: 
     assert sorted(events["id"].to_pylist()) == [0, 1, 2, 3, 4, 5]
 
 
+def test_incremental_merge_with_predicates_over_connect(
+    tmp_path: Path, connect_server: ConnectServer
+) -> None:
+    """The merge that joins result and table on the server, then deletes the matched rows by their
+    Lance address: a key's row the predicates exclude stays, an excluded column keeps its value."""
+    project = connect_project(tmp_path / "p", connect_server, sample=False)
+    model = (
+        "{{ config(materialized='incremental', unique_key='id', incremental_strategy='merge',\n"
+        "          incremental_predicates=[\"DBT_INTERNAL_DEST.part = 'new'\"],\n"
+        "          merge_exclude_columns=['note']) }}\n"
+    )
+    project.write(
+        "models/items.sql",
+        model + "select 1 as id, part, 'v1' as value, 'first' as note from values ('old'), ('new') t(part)",
+    )
+    first = project.run("run")
+    assert first.returncode == 0, first.output[-5000:]
+    project.write(
+        "models/items.sql", model + "select 1 as id, 'new' as part, 'v2' as value, 'second' as note"
+    )
+    second = project.run("run")
+    assert second.returncode == 0, second.output[-5000:]
+    namespace = project.namespace()
+    items = lance.dataset(namespace.describe_table(["analytics", "items"]).location)
+    assert sorted(items.to_table().to_pylist(), key=lambda row: row["part"]) == [
+        {"id": 1, "part": "new", "value": "v2", "note": "first"},
+        {"id": 1, "part": "old", "value": "v1", "note": "first"},
+    ]
+    assert items.version == 2
+
+
 def test_atomic_publish_over_connect(tmp_path: Path, connect_server: ConnectServer) -> None:
     project = connect_project(tmp_path / "p", connect_server, sample=False, atomic_publish=True)
     settings = yaml.safe_load((project.path / "dbt_project.yml").read_text())

@@ -53,7 +53,7 @@ def _batch(
             f"TIMESTAMP'{begin.strftime('%Y-%m-%d')} 12:00:00+00:00' AS event_ts"
         )
         start.wait()
-        incremental.apply(runtime, ["shop", "events"], "shop.events", frame, spec, {})
+        incremental.apply(runtime, ["shop", "events"], frame, spec, {})
     except BaseException as exc:  # reported by the test, whatever it is
         failures.append(exc)
 

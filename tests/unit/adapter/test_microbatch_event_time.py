@@ -40,7 +40,7 @@ def _apply_day(runtime: LancensRuntime, event_time: str, day: int, new_id: int) 
     frame = runtime.sql(
         f"SELECT CAST({new_id} AS BIGINT) AS id, TIMESTAMP'{begin:%Y-%m-%d} 12:00:00+00:00' AS Event_TS"
     )
-    incremental.apply(runtime, TABLE, "shop.events", frame, spec, {})
+    incremental.apply(runtime, TABLE, frame, spec, {})
 
 
 def _rows(runtime: LancensRuntime) -> lance.LanceDataset:

@@ -196,3 +196,30 @@ def test_batch_size_option_wins_over_the_default(small_table: str) -> None:
     batches = [batch for part in reader.partitions() for batch in reader.read(part)]
     assert max(batch.num_rows for batch in batches) <= 7
     assert sum(batch.num_rows for batch in batches) == 100
+
+
+def test_row_address_names_each_row_as_lance_does(spark, table_uri: str) -> None:
+    """`row_address` adds `_rowaddr` (fragment id << 32 | offset), on whole-fragment tasks, split
+    ranges and pushed filters alike, so a query can name exact rows to delete."""
+    lance.write_dataset(_table(), table_uri, max_rows_per_file=40)
+    lance.dataset(table_uri).delete("id % 10 = 3")
+    expected = lance.dataset(table_uri).to_table(columns=["id"], with_row_address=True)
+    expected_pairs = sorted(zip(expected["id"].to_pylist(), expected["_rowaddr"].to_pylist(), strict=True))
+    reader = spark.read.format("lance").option("row_address", "true")
+    cases = [
+        (reader.load(table_uri), expected_pairs),
+        (reader.option("rows_per_partition", "15").load(table_uri), expected_pairs),
+        (
+            reader.option("filter_pushdown", "true").load(table_uri).where("id > 50"),
+            [pair for pair in expected_pairs if pair[0] > 50],
+        ),
+    ]
+    for frame, wanted in cases:
+        assert frame.columns[-1] == "_rowaddr" and frame.schema["_rowaddr"].dataType.typeName() == "long"
+        assert sorted((row.id, row._rowaddr) for row in frame.select("id", "_rowaddr").collect()) == wanted
+
+
+def test_row_address_refuses_a_table_with_a_column_of_that_name(table_uri: str) -> None:
+    lance.write_dataset(pa.table({"_RowAddr": [1]}), table_uri)
+    with pytest.raises(ValueError, match="row_address: the table already has a column '_RowAddr'"):
+        LanceDataSource({"path": table_uri, "row_address": "true"}).schema()

@@ -553,7 +553,7 @@ class LancensAdapter(SparkAdapter):
                 runtime, relation.table_id, frame, indexes, spec_.unique_key, adds_rows=True
             )
             version, rows = incremental.apply(
-                runtime, relation.table_id, str(relation), frame, spec_, _provenance(provenance)
+                runtime, relation.table_id, frame, spec_, _provenance(provenance)
             )
         return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
 

@@ -3,32 +3,33 @@
 The model's result is evaluated exactly once (to Arrow on the driver). Strategies that need to
 look at the target (merge with `incremental_predicates` or restricted update columns, delete+insert
 with predicates) join the two in Spark under dbt's aliases `DBT_INTERNAL_SOURCE` and
-`DBT_INTERNAL_DEST`, so predicates written for other adapters work unchanged. The change itself is
-made by `merge` (Lance merge-insert, deletion vectors, new fragments) as one engine commit.
+`DBT_INTERNAL_DEST`, so predicates written for other adapters work unchanged; Spark returns only
+which target rows (by Lance row address) to change, so rows it leaves alone are never rewritten and
+no stored value makes a round trip through Spark's types. The change itself is made by `merge`
+(Lance merge-insert, deletion vectors, new fragments) as one engine commit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+import lance
 import pyarrow as pa
 import pyarrow.compute as pc
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 from pyspark.sql import DataFrame
-from pyspark.sql.datasource import EqualTo, IsNull
 
 from dbt.adapters.lancens.commits.fragment_bounds import TimeWindow, parse_window_bound
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
 from dbt.adapters.lancens.core.names import quote
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge, python_models, schema_evolution
-from dbt.adapters.lancens.materializations.source_view import query_rows
+from dbt.adapters.lancens.materializations.source_view import addressed_view, query_rows
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
-from dbt.adapters.lancens.spark.filters import Untranslatable, arrow_column_type, to_lance
+from dbt.adapters.lancens.spark.options import ROW_ADDRESS
 
 STRATEGIES = ("append", "merge", "delete+insert", "insert_overwrite", "microbatch")
-_HIT = "__lancens_matched"
+_SOURCE_ROW = "__lancens_source_row"
 
 
 class SchemaChangeError(CompilationError):
@@ -55,7 +56,6 @@ class Spec:
 def apply(
     runtime: LancensRuntime,
     table_id: list[str],
-    target_sql: str,
     frame: DataFrame,
     spec: Spec,
     properties: dict[str, str],
@@ -70,7 +70,7 @@ def apply(
         target = _sync_schema(target, rows, spec, properties)
         spec = _keep_absent_columns(spec, rows.schema, target.current.schema)
         rows = merge.conform(rows, target.current.schema)
-        version = _STRATEGY[spec.strategy](runtime, target, target_sql, rows, spec, properties)
+        version = _STRATEGY[spec.strategy](runtime, target, rows, spec, properties)
     return version, rows.num_rows
 
 
@@ -139,95 +139,68 @@ def _sync_schema(target: TableWrite, rows: pa.Table, spec: Spec, properties: dic
     return schema_evolution.evolve(target, added, drop, properties)
 
 
-def _append(
-    runtime: LancensRuntime, target: TableWrite, target_sql: str, rows: pa.Table, spec: Spec, props: dict
-) -> int:
+def _append(runtime: LancensRuntime, target: TableWrite, rows: pa.Table, spec: Spec, props: dict) -> int:
     return merge.append(target, rows, props)
 
 
-def _merge(
-    runtime: LancensRuntime, target: TableWrite, target_sql: str, rows: pa.Table, spec: Spec, props: dict
-) -> int:
+def _merge(runtime: LancensRuntime, target: TableWrite, rows: pa.Table, spec: Spec, props: dict) -> int:
     if not spec.unique_key:
         return merge.append(target, rows, props)
-    columns = rows.column_names
-    keep = _kept_columns(columns, spec)
+    keep = _kept_columns(rows.column_names, spec)
     if not spec.predicates and not keep:
         return merge.upsert(target, rows, spec.unique_key, props)
-    # dbt's MERGE: a source row matches a target row with the same key that satisfies the predicates;
-    # matched rows take the target's values for the columns not updated; the rest are inserted.
+    # dbt's MERGE: a source row matches each target row with the same key that satisfies the
+    # predicates; that target row takes the source's values except in the columns not updated; the
+    # source rows matching none are inserted. Spark finds the pairs, as (source row, target address).
     on = " AND ".join([_key_match(spec.unique_key)] + [f"({predicate})" for predicate in spec.predicates])
-    select = ", ".join(
-        f"CASE WHEN DBT_INTERNAL_DEST.{_HIT} THEN DBT_INTERNAL_DEST.{quote(c)} "
-        f"ELSE DBT_INTERNAL_SOURCE.{quote(c)} END AS {quote(c)}"
-        if c in keep
-        else f"DBT_INTERNAL_SOURCE.{quote(c)}"
-        for c in columns
-    )
-    (joined,) = query_rows(
-        runtime,
-        rows,
-        lambda source: (
-            f"SELECT {select}, coalesce(DBT_INTERNAL_DEST.{_HIT}, false) AS {_HIT} "
-            f"FROM {source} AS DBT_INTERNAL_SOURCE LEFT JOIN "
-            f"(SELECT *, true AS {_HIT} FROM {target_sql}) AS DBT_INTERNAL_DEST ON {on}"
-        ),
-    )
-    hit = joined.column(_HIT)
-    joined = joined.drop_columns([_HIT])
-    if spec.predicates:
-        _refuse_ambiguous_matches(rows, joined.filter(hit), spec.unique_key, target)
-        # a target row of the source's keys that no source row matches under the predicates stays
-        return _replace_matched(
+    numbered = rows.append_column(_SOURCE_ROW, pa.array(range(rows.num_rows), pa.int64()))
+    with addressed_view(target) as dest:
+        (pairs,) = query_rows(
             runtime,
-            target,
-            rows,
-            spec,
-            joined,
-            props,
+            numbered,
             lambda source: (
-                f"SELECT DBT_INTERNAL_DEST.* FROM {target_sql} AS DBT_INTERNAL_DEST "
-                f"LEFT SEMI JOIN {source} AS lancens_keys ON {_key_match(spec.unique_key, 'lancens_keys')} "
-                f"LEFT ANTI JOIN {source} AS DBT_INTERNAL_SOURCE ON {on}"
+                f"SELECT DBT_INTERNAL_SOURCE.{_SOURCE_ROW}, DBT_INTERNAL_DEST.{ROW_ADDRESS} "
+                f"FROM {source} AS DBT_INTERNAL_SOURCE JOIN {dest} AS DBT_INTERNAL_DEST ON {on}"
             ),
         )
-    return merge.upsert(
-        target, joined.filter(hit), spec.unique_key, props, inserts=joined.filter(pc.invert(hit))
-    )
+    addresses = pairs.column(ROW_ADDRESS)
+    _refuse_ambiguous_matches(addresses, spec.unique_key, target)
+    updated = rows.take(pairs.column(_SOURCE_ROW))
+    if keep:
+        kept = [name for name in rows.column_names if name in keep]  # as the table spells them
+        updated = _with_stored(updated, target.current, addresses, kept)
+    inserted = rows.filter(pc.invert(pc.is_in(numbered.column(_SOURCE_ROW), pairs.column(_SOURCE_ROW))))
+    return merge.replace(target, pa.concat_tables([updated, inserted]), props, addresses=addresses)
 
 
-def _replace_matched(
-    runtime: LancensRuntime,
-    target: TableWrite,
-    rows: pa.Table,
-    spec: Spec,
-    inserted: pa.Table,
-    props: dict,
-    kept_query: Callable[[str], str],
-) -> int:
-    """With `incremental_predicates`: the target rows a source row matches (same key, predicates
-    true) give way to `inserted`; the other target rows of the source's keys stay as they are.
+def _with_stored(
+    rows: pa.Table, dataset: lance.LanceDataset, addresses: pa.ChunkedArray, columns: list[str]
+) -> pa.Table:
+    """`rows` (one per address) with `columns` replaced by the values stored at `addresses`, read by
+    Lance in their own types (a value that went through Spark could lose precision)."""
+    if not rows.num_rows:
+        return rows
+    touched = set(pc.unique(pc.shift_right(addresses, 32)).to_pylist())
+    stored = dataset.scanner(
+        columns=columns,
+        filter=f"{ROW_ADDRESS} IN ({', '.join(map(str, addresses.to_pylist()))})",
+        with_row_address=True,
+        fragments=[fragment for fragment in dataset.get_fragments() if fragment.fragment_id in touched],
+    ).to_table()
+    order = pc.index_in(addresses.cast(pa.uint64()), value_set=stored.column(ROW_ADDRESS))
+    stored = stored.take(order)
+    for name in columns:
+        rows = rows.set_column(rows.schema.get_field_index(name), name, stored.column(name))
+    return rows
 
-    Lance matches by key alone, so every target row of the source's keys is replaced: by itself
-    when `kept_query` (given the source's view) finds it unmatched under the predicates, as dbt's
-    MERGE or DELETE would leave it, else by `inserted`. One commit; other keys are not touched."""
-    (kept,) = query_rows(runtime, rows, kept_query)
-    schema = target.current.schema
-    replacement = pa.concat_tables([merge.conform(kept, schema), merge.conform(inserted, schema)])
-    return merge.replace(target, replacement, props, keys=_distinct(rows, spec.unique_key))
 
-
-def _refuse_ambiguous_matches(rows: pa.Table, matched: pa.Table, keys: list[str], target: TableWrite) -> None:
-    """Fail when several rows of the model's result share a key and any of them matches the table:
-    stricter than dbt's MERGE, which fails only when two match the same target row (the key-only
-    path gets its refusal from Lance's merge-insert)."""
-    names = _key_names(rows, keys)
-    repeated = rows.select(names).group_by(names).aggregate([([], "count_all")])
-    repeated = repeated.filter(pc.greater(repeated.column("count_all"), 1)).select(names)
-    if repeated.num_rows and matched.select(names).join(repeated, names, join_type="inner").num_rows:
+def _refuse_ambiguous_matches(addresses: pa.ChunkedArray, keys: list[str], target: TableWrite) -> None:
+    """Fail when several rows of the model's result match one row of the table, as dbt's MERGE
+    does (the key-only path gets its refusal from Lance's merge-insert)."""
+    if len(pc.unique(addresses)) < len(addresses):
         raise DbtRuntimeError(
-            f"merge into {'.'.join(target.table_id)}: several rows of the model's result have the "
-            f"same unique_key ({', '.join(keys)}) and match the table; deduplicate them per key"
+            f"merge into {'.'.join(target.table_id)}: several rows of the model's result match the "
+            f"same row of the table on unique_key ({', '.join(keys)}); deduplicate them per key"
         )
 
 
@@ -241,46 +214,39 @@ def _kept_columns(columns: list[str], spec: Spec) -> ColumnMap[str]:
 
 
 def _delete_insert(
-    runtime: LancensRuntime, target: TableWrite, target_sql: str, rows: pa.Table, spec: Spec, props: dict
+    runtime: LancensRuntime, target: TableWrite, rows: pa.Table, spec: Spec, props: dict
 ) -> int:
     if not spec.unique_key:
         return merge.append(target, rows, props)
-    if spec.predicates:
-        # dbt deletes the target rows of the source's keys that satisfy the predicates (which see
-        # the target only), then inserts every source row
-        where = " AND ".join(f"({predicate})" for predicate in spec.predicates)
-        return _replace_matched(
+    keys = _distinct(rows, spec.unique_key)
+    if not spec.predicates:
+        return merge.replace(target, rows, props, keys=keys)
+    # dbt deletes the target rows of the source's keys that satisfy the predicates (which see the
+    # target only), then inserts every source row; Spark names the rows to delete by address
+    where = " AND ".join(f"({predicate})" for predicate in spec.predicates)
+    with addressed_view(target) as dest:
+        (doomed,) = query_rows(
             runtime,
-            target,
-            rows,
-            spec,
-            rows,
-            props,
+            keys,
             lambda source: (
-                f"SELECT DBT_INTERNAL_DEST.* FROM {target_sql} AS DBT_INTERNAL_DEST LEFT SEMI JOIN "
-                f"{source} AS DBT_INTERNAL_SOURCE ON {_key_match(spec.unique_key)} "
-                f"WHERE NOT coalesce({where}, false)"
+                f"SELECT DBT_INTERNAL_DEST.{ROW_ADDRESS} FROM {dest} AS DBT_INTERNAL_DEST "
+                f"LEFT SEMI JOIN {source} AS DBT_INTERNAL_SOURCE ON {_key_match(spec.unique_key)} "
+                f"WHERE {where}"
             ),
         )
-    return merge.replace(target, rows, props, keys=_distinct(rows, spec.unique_key))
+    return merge.replace(target, rows, props, addresses=doomed.column(ROW_ADDRESS))
 
 
 def _insert_overwrite(
-    runtime: LancensRuntime, target: TableWrite, target_sql: str, rows: pa.Table, spec: Spec, props: dict
+    runtime: LancensRuntime, target: TableWrite, rows: pa.Table, spec: Spec, props: dict
 ) -> int:
     if not spec.partition_by:
         return merge.overwrite(target, rows, props)
     partitions = _distinct(rows, spec.partition_by)
-    if not any(column.null_count for column in partitions.columns):
-        return merge.replace(target, rows, props, keys=partitions)
-    # Lance's key match never matches NULL, but NULL is a partition of its own (Spark's default
-    # partition), replaced like any other: delete by a filter that says IS NULL instead
-    return merge.replace(target, rows, props, where=_partitions_filter(partitions, target.current.schema))
+    return merge.replace(target, rows, props, addresses=_partition_rows(target.current, partitions))
 
 
-def _microbatch(
-    runtime: LancensRuntime, target: TableWrite, target_sql: str, rows: pa.Table, spec: Spec, props: dict
-) -> int:
+def _microbatch(runtime: LancensRuntime, target: TableWrite, rows: pa.Table, spec: Spec, props: dict) -> int:
     if not spec.event_time or not spec.batch_start or not spec.batch_end:
         raise ValueError("microbatch needs event_time and the batch bounds dbt passes to each batch")
     # Spark matches names in any case, Lance's filter only as the table spells them
@@ -304,24 +270,31 @@ def _key_match(keys: list[str], source: str = "DBT_INTERNAL_SOURCE") -> str:
     return " AND ".join(f"{source}.{quote(k)} = DBT_INTERNAL_DEST.{quote(k)}" for k in keys)
 
 
-def _partitions_filter(partitions: pa.Table, schema: pa.Schema) -> str:
-    """A Lance filter matching the rows of any of `partitions` (one row per partition), NULL as NULL."""
-    column_type = arrow_column_type(schema)
-    table_names = column_names(schema.names)
-    alternatives = []
-    for partition in partitions.to_pylist():
-        parts = []
-        for name, value in partition.items():
-            path = (table_names.get(name, name),)
-            condition = IsNull(path) if value is None else EqualTo(path, value)
-            try:
-                parts.append(to_lance(condition, column_type))
-            except Untranslatable as exc:
-                raise DbtRuntimeError(
-                    f"insert_overwrite cannot replace the partition {partition} by its NULL value: {exc}"
-                ) from exc
-        alternatives.append("(" + " AND ".join(parts) + ")")
-    return " OR ".join(alternatives)
+def _partition_rows(dataset: lance.LanceDataset, partitions: pa.Table) -> pa.Array:
+    """The addresses of the rows in any of `partitions` (one row per partition, columns named as
+    the table names them). Values are compared in Arrow in the table's own types, NULL as a
+    partition of its own (Spark's default partition) and -0.0 as 0.0, as Spark groups them."""
+    names = partitions.column_names
+    values = [pc.unique(_grouping(partitions.column(name))) for name in names]
+    codes = [f"__lancens_code_{position}" for position in range(len(names))]
+
+    def coded(table: pa.Table | pa.RecordBatch) -> list[pa.Array]:
+        return [
+            pc.index_in(_grouping(table.column(name)), value_set=value_set, skip_nulls=False)
+            for name, value_set in zip(names, values, strict=True)
+        ]
+
+    wanted = pa.table(coded(partitions), names=codes)
+    found = []
+    for batch in dataset.scanner(columns=names, with_row_address=True).to_batches():
+        candidates = pa.table([*coded(batch), batch.column(ROW_ADDRESS)], names=[*codes, ROW_ADDRESS])
+        found.append(candidates.drop_null().join(wanted, codes, join_type="left semi").column(ROW_ADDRESS))
+    return pa.chunked_array([chunk for column in found for chunk in column.chunks], pa.uint64())
+
+
+def _grouping(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
+    """A partition column as Spark groups it: floating -0.0 is 0.0."""
+    return pc.add(column, pa.scalar(0, column.type)) if pa.types.is_floating(column.type) else column
 
 
 def _key_names(rows: pa.Table, columns: list[str]) -> list[str]:

@@ -9,8 +9,9 @@ provenance and table version management stay in the engine's one commit path:
 * `upsert`: rows whose key matches replace the matching rows (merge-insert on the key), the
   others are inserted (by merge-insert, or as new fragments in the same `Update` operation).
 * `overwrite`: every row replaced (`insert_overwrite` without partitions).
-* `replace`: rows matching a key set (merge-insert's `when_matched_delete`) or a Lance SQL filter
-  are deleted (deletion vectors, no rewrite of untouched rows) and `rows` appended, in one `Update`.
+* `replace`: rows matching a key set (merge-insert's `when_matched_delete`), a Lance SQL filter, or
+  named by their row addresses are deleted (deletion vectors, no rewrite of untouched rows) and
+  `rows` appended, in one `Update`.
 
 The target is a `TableWrite` (commits/table_write.py): during an atomic-publish run the same
 operation is staged instead of committed, and readers outside the run keep the published version
@@ -90,13 +91,16 @@ def replace(
     keys: pa.Table | None = None,
     where: str | None = None,
     window: TimeWindow | None = None,
+    addresses: pa.Array | pa.ChunkedArray | None = None,
 ) -> int:
     """Delete the rows whose `keys` columns match a row of `keys`, or that satisfy the Lance SQL filter
-    `where`, and append `rows`; one commit. `window`: a time window `where` implies (a microbatch
-    batch's), so only fragments whose range of that column meets it are scanned
-    (commits/fragment_bounds.py)."""
+    `where`, or whose row `addresses` (in the version the write builds on) are given, and append
+    `rows`; one commit. `window`: a time window `where` implies (a microbatch batch's), so only
+    fragments whose range of that column meets it are scanned (commits/fragment_bounds.py)."""
     operation = lance.LanceOperation.Update()
-    if keys is not None and keys.num_rows:
+    if addresses is not None:
+        operation = _delete_addresses(target.current, addresses)
+    elif keys is not None and keys.num_rows:
         key_schema = pa.schema([target.current.schema.field(name) for name in keys.column_names])
         transaction, _ = (
             target.current.merge_insert(keys.column_names)
@@ -119,6 +123,28 @@ def _update(operation: lance.LanceOperation.BaseOperation) -> lance.LanceOperati
     if not isinstance(operation, lance.LanceOperation.Update):
         raise TypeError(f"Lance merge-insert returned a {type(operation).__name__}, not an Update")
     return operation
+
+
+def _delete_addresses(
+    dataset: lance.LanceDataset, addresses: pa.Array | pa.ChunkedArray
+) -> lance.LanceOperation.Update:
+    """Deletion vectors for the rows at `addresses` (fragment id << 32 | offset); fragments left
+    empty are removed. Only the fragments named are touched, each with one delete."""
+    addresses = pc.unique(addresses.cast(pa.uint64()))
+    fragment_of = pc.shift_right(addresses, 32)
+    removed: list[int] = []
+    updated = []
+    for fragment_id in sorted(pc.unique(fragment_of).to_pylist()):
+        fragment = dataset.get_fragment(fragment_id)
+        if fragment is None:
+            raise LookupError(f"row addresses name fragment {fragment_id}, not in version {dataset.version}")
+        chosen = addresses.filter(pc.equal(fragment_of, fragment_id)).to_pylist()
+        metadata = fragment.delete(f"_rowaddr IN ({', '.join(map(str, chosen))})")
+        if metadata is None:
+            removed.append(fragment_id)
+        else:
+            updated.append(metadata)
+    return lance.LanceOperation.Update(removed_fragment_ids=removed, updated_fragments=updated)
 
 
 def _delete_where(target: TableWrite, where: str, window: TimeWindow | None) -> lance.LanceOperation.Update:

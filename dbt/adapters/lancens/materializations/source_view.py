@@ -1,24 +1,55 @@
-"""Arrow rows as a temporary Spark view, for the queries that join them with a table."""
+"""Arrow rows and pinned table versions as temporary Spark views, for the queries that join them."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pyarrow as pa
-from pyspark.sql.pandas.types import from_arrow_schema
 
+from dbt.adapters.lancens.commits.table_write import TableWrite
 from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.spark.types import conform, spark_arrow_schema, to_spark_schema
 
 
 @contextmanager
 def source_view(runtime: LancensRuntime, rows: pa.Table) -> Iterator[str]:
-    """`rows` as a temporary Spark view for the duration of one query; yields its name."""
+    """`rows` as a temporary Spark view for the duration of one query; yields its name.
+
+    The rows are first cast to the Arrow types Spark holds them in (unsigned integers widened,
+    float16 to float, date64 to date, view strings to strings, nanoseconds to microseconds):
+    PySpark's Arrow import rejects the others, and rows conformed to a table pylance wrote have
+    them. So a query on the view sees the values as a query on the table would."""
     name = f"lancens_source_{uuid.uuid4().hex}"
+    spark_schema = to_spark_schema(rows.schema)
+    arrow_schema = spark_arrow_schema(spark_schema)
+    batches = [conform(batch, arrow_schema) for batch in rows.to_batches()]
     runtime.activate()
     # the schema given, not inferred: Spark Connect cannot infer one from an empty Arrow table
-    runtime.spark.createDataFrame(rows, schema=from_arrow_schema(rows.schema)).createOrReplaceTempView(name)
+    frame = runtime.spark.createDataFrame(pa.Table.from_batches(batches, arrow_schema), schema=spark_schema)
+    frame.createOrReplaceTempView(name)
+    try:
+        yield name
+    finally:
+        runtime.spark.catalog.dropTempView(name)
+
+
+@contextmanager
+def addressed_view(target: TableWrite) -> Iterator[str]:
+    """The version a write builds on as a temporary Spark view whose last column, `_rowaddr`, is
+    each row's Lance address: the rows a query picks there can be deleted exactly (`merge.replace`)."""
+    runtime = target.runtime
+    name = f"lancens_target_{uuid.uuid4().hex}"
+    options = {
+        "path": target.location,
+        "version": str(target.current.version),
+        "storage_options": json.dumps(target.storage_options, sort_keys=True),
+        "row_address": "true",
+    }
+    runtime.activate()
+    runtime.spark.read.format("lance").options(**options).load().createOrReplaceTempView(name)
     try:
         yield name
     finally:

@@ -13,11 +13,11 @@ from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSource
-from pyspark.sql.types import StructType
+from pyspark.sql.types import LongType, StructField, StructType
 
 from dbt.adapters.lancens.spark.column_names import column_names
 from dbt.adapters.lancens.spark.dataset import open_dataset, try_open_latest
-from dbt.adapters.lancens.spark.options import LanceOptions
+from dbt.adapters.lancens.spark.options import ROW_ADDRESS, LanceOptions
 from dbt.adapters.lancens.spark.reader import LanceReader
 from dbt.adapters.lancens.spark.types import (
     fixed_sizes_from_metadata,
@@ -50,17 +50,22 @@ class LanceDataSource(DataSource):
         return LanceOptions.parse(self.options)
 
     def schema(self) -> StructType:
-        """The table's schema at the requested version (only ``columns`` if that option is set)."""
+        """The table's schema at the requested version (only ``columns`` if that option is set),
+        with ``_rowaddr`` last if ``row_address`` is set."""
         options = self.lance_options
         spark_schema = to_spark_schema(open_dataset(options).schema)
-        if not options.columns:
-            return spark_schema
-        wanted = column_names(options.columns)
         known = column_names(spark_schema.names)
-        unknown = sorted(name for name in wanted if name not in known)
-        if unknown:
-            raise ValueError(f"option columns names {unknown} not in the table")
-        return StructType([field for field in spark_schema.fields if field.name in wanted])
+        if options.columns:
+            wanted = column_names(options.columns)
+            unknown = sorted(name for name in wanted if name not in known)
+            if unknown:
+                raise ValueError(f"option columns names {unknown} not in the table")
+            spark_schema = StructType([field for field in spark_schema.fields if field.name in wanted])
+        if not options.row_address:
+            return spark_schema
+        if ROW_ADDRESS in known:
+            raise ValueError(f"option row_address: the table already has a column {known[ROW_ADDRESS]!r}")
+        return StructType([*spark_schema.fields, StructField(ROW_ADDRESS, LongType(), nullable=False)])
 
     def reader(self, schema: StructType) -> LanceReader:
         return LanceReader(self.lance_options, schema)

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 FIXED_SIZE_PREFIX = "fixed_size_list."
+ROW_ADDRESS = "_rowaddr"
 DEFAULT_ROWS_PER_PARTITION = 1 << 20
 DEFAULT_MAX_ROWS_PER_FILE = 1 << 20
 
@@ -76,6 +77,8 @@ class LanceOptions:
     so a reader that filters would filter the other scans too (docs/spark-datasource.md).
     ``read_columns`` (positions in the relation's schema) comes with that proof: the only scan reads
     just those columns and returns the others as nulls, which the query never reads.
+    ``row_address`` adds Lance's row address (``_rowaddr``, a bigint: fragment id << 32 | offset in
+    the fragment) as the last column, so a query can name exact rows of a pinned version to delete.
     """
 
     uri: str
@@ -91,6 +94,7 @@ class LanceOptions:
     commit_hook_args: dict[str, Any] = field(default_factory=dict)
     filter_pushdown: bool = False
     read_columns: tuple[int, ...] | None = None
+    row_address: bool = False
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> LanceOptions:
@@ -121,6 +125,7 @@ class LanceOptions:
             commit_hook_args=_json_object(options.get("commit_hook_args"), "commit_hook_args"),
             filter_pushdown=_bool(options.get("filter_pushdown"), "filter_pushdown", False),
             read_columns=_indexes(options.get("read_columns"), "read_columns"),
+            row_address=_bool(options.get("row_address"), "row_address", False),
         )
         if parsed.version is not None and parsed.timestamp is not None:
             raise ValueError("options version and timestamp are exclusive: give one")

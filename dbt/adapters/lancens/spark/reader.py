@@ -18,7 +18,7 @@ from pyspark.sql.types import StructType
 from dbt.adapters.lancens.spark.column_names import column_names
 from dbt.adapters.lancens.spark.dataset import open_dataset
 from dbt.adapters.lancens.spark.filters import Untranslatable, arrow_column_type, conjunction, to_lance
-from dbt.adapters.lancens.spark.options import LanceOptions
+from dbt.adapters.lancens.spark.options import ROW_ADDRESS, LanceOptions
 from dbt.adapters.lancens.spark.types import conform, spark_arrow_schema
 
 if TYPE_CHECKING:
@@ -139,6 +139,8 @@ class LanceReader(DataSourceReader):
         self.schema = schema
         lance_names = column_names(dataset.schema.names)
         self.columns = [lance_names.get(field.name, field.name) for field in schema.fields]
+        # Lance adds the row address itself, after the columns asked for (the schema's last)
+        self.with_row_address = options.row_address and bool(self.columns) and self.columns[-1] == ROW_ADDRESS
         self.read_positions = _read_positions(options, schema)
         read_schema = StructType([schema.fields[i] for i in self.read_positions])
         self.batch_size = options.batch_size or default_batch_size(spark_arrow_schema(read_schema))
@@ -183,6 +185,8 @@ class LanceReader(DataSourceReader):
         target = spark_arrow_schema(self.schema)
         read_target = pa.schema([target.field(i) for i in self.read_positions])
         columns = [self.columns[i] for i in self.read_positions]
+        if self.with_row_address:
+            columns.pop()
         if group.offset is not None:
             (fragment_id,) = group.fragment_ids
             scanner = _fragment(dataset, fragment_id).scanner(
@@ -190,6 +194,7 @@ class LanceReader(DataSourceReader):
                 offset=group.offset,
                 limit=group.rows,
                 batch_size=self.batch_size,
+                with_row_address=self.with_row_address,
             )
         else:
             scanner = dataset.scanner(
@@ -197,6 +202,7 @@ class LanceReader(DataSourceReader):
                 filter=self.filter,
                 fragments=[_fragment(dataset, fragment_id) for fragment_id in group.fragment_ids],
                 batch_size=self.batch_size,
+                with_row_address=self.with_row_address,
             )
         for batch in scanner.to_batches():
             if batch.num_rows:
