@@ -1,6 +1,7 @@
 """Filters pushed into Lance give Spark's answer for columns whose Lance type is not the type Spark
 reads them as: tables written by other tools (pylance, pandas, LanceDB) hold float16, unsigned
-integers, timestamps in other units or zones, date64, and NaNs with the sign bit set. Every query
+integers, timestamps in other units or zones, date64, and NaNs with the sign bit set (float ranges
+are pushed rewritten to order NaN as Spark does). Every query
 is answered through the adapter's pushdown and compared with a Parquet copy of the same rows."""
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def _instants(*offsets: dt.timedelta) -> list[dt.datetime]:
     return [T0 + offset for offset in offsets]
 
 
-TABLE = pa.table(
+_BASE = pa.table(
     {
         "id": pa.array([0, 1, 2, 3], pa.int64()),
         "d": pa.array([NEGATIVE_NAN, 1.0, 0.0, -2.0], pa.float64()),
@@ -56,11 +57,31 @@ TABLE = pa.table(
     }
 )
 
+# Three more rows: a positive NaN, -0.0 and NULL in the float columns, NULL elsewhere.
+_FLOATS = {"id": [4, 5, 6], "d": [float("nan"), -0.0, None], "f": [float("nan"), -0.0, None]}
+TABLE = pa.concat_tables(
+    [
+        _BASE,
+        pa.table(
+            [pa.array(_FLOATS.get(field.name, [None] * 3), field.type) for field in _BASE.schema],
+            schema=_BASE.schema,
+        ),
+    ]
+)
+
 QUERIES = [
     "d > 0.5D",
     "d < 0.5D",
+    "d >= 0.0D",
+    "d <= -0.0D",
+    "d > -0.0D",
     "NOT (d >= 0.0D)",
+    "NOT (d < 1.0D)",
     "f < 0.5F",
+    "f >= -2.0F",
+    "d = 0.0D",
+    "d > CAST('NaN' AS DOUBLE)",
+    "d >= CAST('NaN' AS DOUBLE)",
     "d < CAST('Infinity' AS DOUBLE)",
     "d = CAST('-Infinity' AS DOUBLE) OR id = 3",
     "h = 0.1F",
@@ -131,10 +152,11 @@ def test_what_still_pushes_and_what_stays_with_spark() -> None:
         == "`ts_utc` > TIMESTAMP '2020-01-01 01:00:00'"
     )
     assert to_lance(EqualTo(("D",), 1.0), column_type) == "`D` = 1.0"  # equality on floats, any case
+    assert to_lance(GreaterThan(("d",), 0.5), column_type) == "(`d` > 0.5 OR isnan(`d`))"
+    assert to_lance(Not(LessThan(("f",), 0.5)), column_type) == "NOT ((`f` < 0.5 AND NOT isnan(`f`)))"
     assert to_lance(In(("u8",), (0, 255)), column_type) == "`u8` IN (0, 255)"
     assert to_lance(Not(LessThan(("i64",), -5)), column_type) == "NOT (`i64` < -5)"
     for kept in (
-        GreaterThan(("d",), 0.5),
         EqualTo(("h",), 0.1),
         In(("u8",), (0, 256)),
         EqualTo(("i64",), -(2**63)),

@@ -104,19 +104,15 @@ def _like_pattern(spark_filter: StringStartsWith | StringEndsWith | StringContai
     return _string(prefix + escaped + suffix)
 
 
-def _comparable(column_type: pa.DataType | None, values: Sequence[object], ordered: bool) -> None:
+def _comparable(column_type: pa.DataType | None, values: Sequence[object]) -> None:
     """Raise Untranslatable unless Lance compares `values` with a column of `column_type` as Spark
-    does; `ordered`: by <, <=, > or >= rather than equality."""
+    does (float ranges once `_ordered` has rewritten them)."""
     if column_type is None:
         raise Untranslatable("no such column in the Lance table")
     if pa.types.is_dictionary(column_type):
         column_type = column_type.value_type
     if pa.types.is_float16(column_type):
         raise Untranslatable("Lance rounds the literal to float16; Spark compares as float32")
-    if ordered and pa.types.is_floating(column_type):
-        # Spark orders every NaN after every number; Lance orders a NaN with its sign bit set
-        # (what `inf - inf` gives in numpy) before them.
-        raise Untranslatable("NaN orders differently in Spark and Lance")
     if pa.types.is_integer(column_type):
         # Spark reads an unsigned column as the next wider signed type, so its literal may not fit.
         low, high = _integer_range(column_type)
@@ -131,6 +127,20 @@ def _comparable(column_type: pa.DataType | None, values: Sequence[object], order
         raise Untranslatable("a date64 value may hold a time of day, which Spark drops when reading it")
 
 
+def _ordered(name: str, operator: str, value: str, column_type: pa.DataType | None) -> str:
+    """`name <operator> value` as Lance SQL. Spark orders every NaN after every number; Lance orders
+    a NaN with its sign bit set (what `inf - inf` gives in numpy) before them, so on a float
+    column NaN is added to `>`/`>=` and taken out of `<`/`<=` explicitly."""
+    comparison = f"{name} {operator} {value}"
+    if column_type is None or not pa.types.is_floating(
+        column_type.value_type if pa.types.is_dictionary(column_type) else column_type
+    ):
+        return comparison
+    if operator.startswith(">"):
+        return f"({comparison} OR isnan({name}))"
+    return f"({comparison} AND NOT isnan({name}))"
+
+
 def _integer_range(integer_type: pa.DataType) -> tuple[int, int]:
     bits = integer_type.bit_width
     if pa.types.is_unsigned_integer(integer_type):
@@ -143,20 +153,21 @@ def to_lance(spark_filter: Filter, column_type: ColumnType) -> str:
     match spark_filter:
         case EqualTo() | GreaterThan() | GreaterThanOrEqual() | LessThan() | LessThanOrEqual():
             operator = _COMPARISONS[type(spark_filter)]
-            ordered = not isinstance(spark_filter, EqualTo)
-            _comparable(column_type(spark_filter.attribute), [spark_filter.value], ordered)
-            return f"{column(spark_filter.attribute)} {operator} {literal(spark_filter.value)}"
+            kind = column_type(spark_filter.attribute)
+            _comparable(kind, [spark_filter.value])
+            name, value = column(spark_filter.attribute), literal(spark_filter.value)
+            return _ordered(name, operator, value, kind) if operator != "=" else f"{name} = {value}"
         case EqualNullSafe(value=None):
             return f"{column(spark_filter.attribute)} IS NULL"
         case EqualNullSafe():
-            _comparable(column_type(spark_filter.attribute), [spark_filter.value], ordered=False)
+            _comparable(column_type(spark_filter.attribute), [spark_filter.value])
             name = column(spark_filter.attribute)
             return f"{name} IS NOT NULL AND {name} = {literal(spark_filter.value)}"
         case In():
             values = [v for v in spark_filter.value if v is not None]
             if not values or len(values) != len(spark_filter.value):
                 raise Untranslatable("IN with NULL has three-valued semantics; leave it to Spark")
-            _comparable(column_type(spark_filter.attribute), values, ordered=False)
+            _comparable(column_type(spark_filter.attribute), values)
             return f"{column(spark_filter.attribute)} IN ({', '.join(literal(v) for v in values)})"
         case IsNull():
             return f"{column(spark_filter.attribute)} IS NULL"
