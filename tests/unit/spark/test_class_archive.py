@@ -352,3 +352,17 @@ def test_lock_and_failure_files_of_archives_never_made_are_removed_unless_in_use
     assert class_archive.remove_unused(archive_dir, keep=current.archive, now=later) == [
         str(held).removesuffix(".lock")
     ]
+
+
+def test_a_lock_file_tidied_away_between_open_and_flock_is_not_held(archive_dir: str) -> None:
+    """A dumper that opened the lock just before `remove_unused` unlinked it must not dump under a
+    lock nobody else can see: it checks that its locked file is still the one at the path."""
+    os.makedirs(archive_dir)
+    path = os.path.join(archive_dir, "driver-00000000000000b1.jsa.lock")
+    with open(path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        assert class_archive.holds(lock, path)
+        os.remove(path)  # the cleaner, between the dumper's open and its flock
+        assert not class_archive.holds(lock, path)
+        Path(path).write_text("")  # a later dumper's own lock file
+        assert not class_archive.holds(lock, path)

@@ -52,6 +52,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import IO
 
 SWITCH = "DBT_LANCENS_CLASS_ARCHIVE"
 _DIRECTORY_PREFIX = "dbt-lancens-class-archives-"
@@ -167,6 +168,8 @@ def dump_after_exit(
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 return False  # another dumper makes this archive
+            if not holds(lock, _lock(archive)):
+                return False  # tidied away meanwhile: the next launch records again
             while _alive(jvm_pid):
                 time.sleep(_WAIT_SECONDS)
             if _is_ours(archive) or os.path.lexists(_failed(archive)):
@@ -242,6 +245,16 @@ def _remove_unless_dumping(archive: str) -> bool:
     except OSError:  # held by a dumper (BlockingIOError), or not ours to remove
         return False
     return True
+
+
+def holds(lock: IO[str], path: str) -> bool:
+    """Whether the file locked through ``lock`` is still the one at ``path``: `remove_unused` may
+    unlink the lock file between a dumper's open and its flock, and a lock on an unlinked file
+    keeps no other dumper out."""
+    try:
+        return os.path.samestat(os.fstat(lock.fileno()), os.stat(path))
+    except FileNotFoundError:
+        return False
 
 
 def _renew(path: str) -> None:
