@@ -23,7 +23,7 @@ from dbt.adapters.lancens.commits.fragment_bounds import TimeWindow, parse_windo
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
 from dbt.adapters.lancens.core.names import quote
 from dbt.adapters.lancens.core.runtime import LancensRuntime
-from dbt.adapters.lancens.materializations import merge, python_models, schema_evolution
+from dbt.adapters.lancens.materializations import merge, python_models, schema_evolution, store_assignment
 from dbt.adapters.lancens.materializations.source_view import addressed_view, query_rows
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 from dbt.adapters.lancens.spark.options import ROW_ADDRESS
@@ -67,6 +67,7 @@ def apply(
     with runtime.writing(table_id):  # concurrent microbatch batches commit one after another
         target = open_write(runtime, table_id, must_exist=True)
         _require_key_columns(spec, rows.schema, target.current.schema)
+        rows = store_assignment.cast_as_spark_stores(runtime, rows, target.current.schema)
         target = _sync_schema(target, rows, spec, properties)
         spec = _keep_absent_columns(spec, rows.schema, target.current.schema)
         rows = merge.conform(rows, target.current.schema)

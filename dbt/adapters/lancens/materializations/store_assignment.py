@@ -1,0 +1,60 @@
+"""A model's rows cast to the types of the table columns they land in, as Spark casts them.
+
+A column's type in the model's result can differ from the table's (`on_schema_change: ignore` keeps
+the table's types). dbt-spark's `INSERT` lets Spark cast such a value, so a double `1.0` stored in a
+string column reads `'1.0'` and `2.7` stored in a `bigint` column reads `2`. Arrow's cast, which
+conforms the rows to the Lance schema afterwards, would give `'1'` and fail on `2.7`. So the columns
+whose Spark types differ are cast by Spark first; Arrow then only changes how a value is held
+(`bigint` to `uint32`, microseconds to nanoseconds), which it does exactly or fails.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pyspark.sql import types as T
+
+from dbt.adapters.lancens.core.names import quote
+from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.materializations.source_view import query_rows
+from dbt.adapters.lancens.spark.column_names import ColumnMap
+from dbt.adapters.lancens.spark.types import to_spark_type
+
+_NESTED = (T.ArrayType, T.MapType, T.StructType)
+# Within each of these families Arrow's safe cast gives Spark's value or fails where Spark does.
+_SAME_FAMILY = ((T.ByteType, T.ShortType, T.IntegerType, T.LongType), (T.FloatType, T.DoubleType))
+
+
+def cast_as_spark_stores(runtime: LancensRuntime, rows: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`rows` with each column that lands in a column of `schema` of another (atomic) Spark type
+    cast to that type by Spark; unchanged, without a Spark query, when no type differs."""
+    casts = _casts(rows.schema, schema)
+    if not casts:
+        return rows
+    select = ", ".join(
+        f"CAST({quote(name)} AS {casts[name].simpleString()}) AS {quote(name)}"
+        if name in casts
+        else quote(name)
+        for name in rows.column_names
+    )
+    (cast,) = query_rows(runtime, rows, lambda source: f"SELECT {select} FROM {source}")
+    return cast
+
+
+def _casts(source: pa.Schema, target: pa.Schema) -> dict[str, T.DataType]:
+    """The Spark type each differing column of `source` is cast to (names matched as Spark does)."""
+    landing = ColumnMap((field.name, field.type) for field in target)
+    casts: dict[str, T.DataType] = {}
+    for field in source:
+        stored = landing.get(field.name)
+        if stored is None or pa.types.is_null(field.type):
+            continue  # not written, or NULL: Arrow types a null column exactly
+        try:
+            wanted, given = to_spark_type(stored), to_spark_type(field.type)
+        except TypeError:
+            continue  # no Spark type: left to the conforming cast
+        if wanted == given or isinstance(wanted, _NESTED) or isinstance(given, _NESTED):
+            continue
+        if any(isinstance(wanted, family) and isinstance(given, family) for family in _SAME_FAMILY):
+            continue
+        casts[field.name] = wanted
+    return casts
