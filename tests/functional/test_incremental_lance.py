@@ -237,7 +237,7 @@ FAILING_SCHEMA_CHANGE = """
 {% if var('round', 1) == 1 %}
 select 1 as id, 1 as n, 'x' as b
 {% else %}
-select 1 as id, 1.5d as n, 'c' as c
+select 1 as id, 1e20d as n, 'c' as c
 {% endif %}
 """
 
@@ -306,7 +306,7 @@ class TestIncrementalPredicatesAndAbsentColumns:
         info = DirectoryNamespace(lancens_root).describe_table([project.test_schema, "failing_change"])
         run_dbt(
             ["run", "--select", "failing_change", "--vars", "{round: 2}"], expect_pass=False
-        )  # 1.5 is no int
+        )  # 1e20 overflows an int
         after = DirectoryNamespace(lancens_root).describe_table([project.test_schema, "failing_change"])
         assert after.version == info.version
         assert lance.dataset(after.location).schema.names == ["id", "n", "b"]

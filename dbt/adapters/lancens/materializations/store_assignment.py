@@ -4,8 +4,9 @@ A column's type in the model's result can differ from the table's (`on_schema_ch
 the table's types). dbt-spark's `INSERT` lets Spark cast such a value, so a double `1.0` stored in a
 string column reads `'1.0'` and `2.7` stored in a `bigint` column reads `2`. Arrow's cast, which
 conforms the rows to the Lance schema afterwards, would give `'1'` and fail on `2.7`. So the columns
-whose Spark types differ are cast by Spark first; Arrow then only changes how a value is held
-(`bigint` to `uint32`, microseconds to nanoseconds), which it does exactly or fails.
+Spark's store assignment would cast (numbers, values into strings, dates and timestamps) are cast
+by Spark first; Arrow then only changes how a value is held (`bigint` to `uint32`, microseconds to
+nanoseconds), which it does exactly or fails.
 """
 
 from __future__ import annotations
@@ -19,14 +20,15 @@ from dbt.adapters.lancens.materializations.source_view import query_rows
 from dbt.adapters.lancens.spark.column_names import ColumnMap
 from dbt.adapters.lancens.spark.types import to_spark_type
 
-_NESTED = (T.ArrayType, T.MapType, T.StructType)
 # Within each of these families Arrow's safe cast gives Spark's value or fails where Spark does.
 _SAME_FAMILY = ((T.ByteType, T.ShortType, T.IntegerType, T.LongType), (T.FloatType, T.DoubleType))
+_TIMES = (T.DateType, T.TimestampType, T.TimestampNTZType)
 
 
 def cast_as_spark_stores(runtime: LancensRuntime, rows: pa.Table, schema: pa.Schema) -> pa.Table:
-    """`rows` with each column that lands in a column of `schema` of another (atomic) Spark type
-    cast to that type by Spark; unchanged, without a Spark query, when no type differs."""
+    """`rows` with each column that lands in a column of `schema` of another Spark type cast to
+    that type by Spark where Spark's INSERT would cast it; unchanged, without a Spark query, when
+    there is no such column."""
     casts = _casts(rows.schema, schema)
     if not casts:
         return rows
@@ -38,6 +40,19 @@ def cast_as_spark_stores(runtime: LancensRuntime, rows: pa.Table, schema: pa.Sch
     )
     (cast,) = query_rows(runtime, rows, lambda source: f"SELECT {select} FROM {source}")
     return cast
+
+
+def _spark_stores(given: T.DataType, wanted: T.DataType) -> bool:
+    """Whether Spark's INSERT casts `given` into a `wanted` column (its ANSI store assignment: numbers
+    into numbers, atomic values into strings, dates and timestamps into each other), and gives a
+    value Arrow's cast would not. Spark refuses other pairs; they are left to Arrow's cast."""
+    if any(isinstance(wanted, family) and isinstance(given, family) for family in _SAME_FAMILY):
+        return False
+    if isinstance(given, T.NumericType) and isinstance(wanted, T.NumericType):
+        return True
+    if isinstance(wanted, T.StringType):
+        return isinstance(given, T.AtomicType)
+    return isinstance(given, _TIMES) and isinstance(wanted, _TIMES)
 
 
 def _casts(source: pa.Schema, target: pa.Schema) -> dict[str, T.DataType]:
@@ -52,9 +67,6 @@ def _casts(source: pa.Schema, target: pa.Schema) -> dict[str, T.DataType]:
             wanted, given = to_spark_type(stored), to_spark_type(field.type)
         except TypeError:
             continue  # no Spark type: left to the conforming cast
-        if wanted == given or isinstance(wanted, _NESTED) or isinstance(given, _NESTED):
-            continue
-        if any(isinstance(wanted, family) and isinstance(given, family) for family in _SAME_FAMILY):
-            continue
-        casts[field.name] = wanted
+        if wanted != given and _spark_stores(given, wanted):
+            casts[field.name] = wanted
     return casts
