@@ -37,6 +37,7 @@ import pyarrow.compute as pc
 from lance.fragment import FragmentMetadata
 
 from dbt.adapters.lancens.core.names import quote
+from dbt.adapters.lancens.spark.options import ROW_ADDRESS
 
 _UNITS_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _UTC_NAMES = (None, "UTC", "Etc/UTC", "+00:00")
@@ -174,7 +175,7 @@ def _read(
         grouped = (
             pa.table(
                 {
-                    "fragment": pc.shift_right(batch.column("_rowaddr"), 32),
+                    "fragment": pc.shift_right(batch.column(ROW_ADDRESS), 32),
                     "value": batch.column(column).cast(pa.int64()),
                 }
             )

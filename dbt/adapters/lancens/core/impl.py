@@ -570,7 +570,6 @@ class LancensAdapter(SparkAdapter):
             version, rows = snapshots.merge_staging(
                 self.runtime,
                 relation.table_id,
-                str(relation),
                 self.connections.model_sql(staging_sql),
                 columns,
                 _provenance(provenance),

@@ -179,17 +179,7 @@ def _with_stored(
 ) -> pa.Table:
     """`rows` (one per address) with `columns` replaced by the values stored at `addresses`, read by
     Lance in their own types (a value that went through Spark could lose precision)."""
-    if not rows.num_rows:
-        return rows
-    touched = set(pc.unique(pc.shift_right(addresses, 32)).to_pylist())
-    stored = dataset.scanner(
-        columns=columns,
-        filter=f"{ROW_ADDRESS} IN ({', '.join(map(str, addresses.to_pylist()))})",
-        with_row_address=True,
-        fragments=[fragment for fragment in dataset.get_fragments() if fragment.fragment_id in touched],
-    ).to_table()
-    order = pc.index_in(addresses.cast(pa.uint64()), value_set=stored.column(ROW_ADDRESS))
-    stored = stored.take(order)
+    stored = merge.stored_rows(dataset, addresses, columns)
     for name in columns:
         rows = rows.set_column(rows.schema.get_field_index(name), name, stored.column(name))
     return rows

@@ -1,13 +1,13 @@
 """Row-level changes to an existing Lance table, each committed as ONE version through the engine.
 
-Every incremental strategy and snapshot reduces to one of three changes, all made with pylance
+Every incremental strategy and snapshot reduces to one of four changes, all made with pylance
 without committing (merge-insert's `execute_uncommitted`, fragment deletion vectors, and
 `write_fragments`) and then committed once through `namespace.commit_table`, so versions,
 provenance and table version management stay in the engine's one commit path:
 
 * `append`: new fragments.
 * `upsert`: rows whose key matches replace the matching rows (merge-insert on the key), the
-  others are inserted (by merge-insert, or as new fragments in the same `Update` operation).
+  others are inserted.
 * `overwrite`: every row replaced (`insert_overwrite` without partitions).
 * `replace`: rows matching a key set (merge-insert's `when_matched_delete`), a Lance SQL filter, or
   named by their row addresses are deleted (deletion vectors, no rewrite of untouched rows) and
@@ -30,6 +30,7 @@ from lance.fragment import FragmentMetadata
 from dbt.adapters.lancens.commits.fragment_bounds import TimeWindow
 from dbt.adapters.lancens.commits.table_write import TableWrite
 from dbt.adapters.lancens.spark.column_names import column_names
+from dbt.adapters.lancens.spark.options import ROW_ADDRESS
 from dbt.adapters.lancens.spark.types import aligned
 
 
@@ -53,27 +54,14 @@ def append(target: TableWrite, rows: pa.Table, properties: dict[str, str]) -> in
     return target.commit(lance.LanceOperation.Append(fragments), properties, written=fragments)
 
 
-def upsert(
-    target: TableWrite,
-    rows: pa.Table,
-    on: list[str],
-    properties: dict[str, str],
-    inserts: pa.Table | None = None,
-) -> int:
-    """Replace the rows matching `rows` on `on` with them; one commit.
-
-    Without `inserts`, rows matching nothing are inserted (merge-insert's own join decides). With
-    `inserts` (the caller already decided what matched), only matches are updated and `inserts` are
-    appended as new fragments of the same `Update`."""
-    schema = target.current.schema
-    operation = lance.LanceOperation.Update()
-    if rows.num_rows:
-        builder = target.current.merge_insert(on).when_matched_update_all()
-        if inserts is None:
-            builder = builder.when_not_matched_insert_all()
-        transaction, _ = builder.execute_uncommitted(conform(rows, schema))
-        operation = _update(transaction.operation)
-    return _commit_with(target, operation, _write(target, inserts) if inserts is not None else [], properties)
+def upsert(target: TableWrite, rows: pa.Table, on: list[str], properties: dict[str, str]) -> int:
+    """Replace the rows matching `rows` on `on` with them and insert the others (merge-insert's own
+    join decides); one commit."""
+    if not rows.num_rows:
+        return _commit_with(target, lance.LanceOperation.Update(), [], properties)
+    builder = target.current.merge_insert(on).when_matched_update_all().when_not_matched_insert_all()
+    transaction, _ = builder.execute_uncommitted(conform(rows, target.current.schema))
+    return _commit_with(target, _update(transaction.operation), [], properties)
 
 
 def overwrite(target: TableWrite, rows: pa.Table, properties: dict[str, str]) -> int:
@@ -118,6 +106,24 @@ def replace(
     return _commit_with(target, operation, written, properties)
 
 
+def stored_rows(
+    dataset: lance.LanceDataset, addresses: pa.Array | pa.ChunkedArray, columns: list[str]
+) -> pa.Table:
+    """The values of `columns` stored at row `addresses` of `dataset`, one row per address in
+    order, read by Lance in the table's own types. Only the fragments named are scanned."""
+    if not len(addresses):
+        return dataset.schema.empty_table().select(columns)
+    addresses = addresses.cast(pa.uint64())
+    touched = set(pc.unique(pc.shift_right(addresses, 32)).to_pylist())
+    stored = dataset.scanner(
+        columns=columns,
+        filter=f"{ROW_ADDRESS} IN ({', '.join(map(str, pc.unique(addresses).to_pylist()))})",
+        with_row_address=True,
+        fragments=[fragment for fragment in dataset.get_fragments() if fragment.fragment_id in touched],
+    ).to_table()
+    return stored.take(pc.index_in(addresses, value_set=stored.column(ROW_ADDRESS))).select(columns)
+
+
 def _update(operation: lance.LanceOperation.BaseOperation) -> lance.LanceOperation.Update:
     """Merge-insert's uncommitted operation, which new fragments join (always an `Update`)."""
     if not isinstance(operation, lance.LanceOperation.Update):
@@ -139,7 +145,7 @@ def _delete_addresses(
         if fragment is None:
             raise LookupError(f"row addresses name fragment {fragment_id}, not in version {dataset.version}")
         chosen = addresses.filter(pc.equal(fragment_of, fragment_id)).to_pylist()
-        metadata = fragment.delete(f"_rowaddr IN ({', '.join(map(str, chosen))})")
+        metadata = fragment.delete(f"{ROW_ADDRESS} IN ({', '.join(map(str, chosen))})")
         if metadata is None:
             removed.append(fragment_id)
         else:
@@ -162,7 +168,7 @@ def _delete_where(target: TableWrite, where: str, window: TimeWindow | None) -> 
     matched = dataset.scanner(
         columns=[], filter=where, with_row_address=True, fragments=scanned, scan_in_order=False
     ).to_table()
-    touched = pc.unique(pc.shift_right(matched.column("_rowaddr"), 32)).to_pylist()
+    touched = pc.unique(pc.shift_right(matched.column(ROW_ADDRESS), 32)).to_pylist()
     removed: list[int] = []
     updated = []
     fragments = {fragment.fragment_id: fragment for fragment in dataset.get_fragments()}

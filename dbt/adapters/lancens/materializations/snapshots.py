@@ -3,20 +3,25 @@
 dbt-core's `snapshot_staging_table` SQL (run in Spark) already says, per row, what changed:
 `insert` rows are new record versions, `update`/`delete` rows close the current version (they
 carry its `dbt_scd_id` and the new `dbt_valid_to`). That is dbt's `snapshot_merge_sql` on the scd
-id; here the closed rows are built in Spark from the target (all columns, `dbt_valid_to` set) and
-committed with the inserts as one merge-insert `Update` on the scd id (see merge.py).
+id; here Spark names the current records to close by their Lance row address, with their new
+`dbt_valid_to`. The closed records are those rows as Lance stores them with `dbt_valid_to` set;
+they replace the old rows (deleted by address) and are committed with the inserts as one `Update`
+(see merge.py).
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lancens.commits.table_write import open_write
 from dbt.adapters.lancens.core.names import quote
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge, schema_evolution
-from dbt.adapters.lancens.materializations.source_view import query_rows
+from dbt.adapters.lancens.materializations.source_view import addressed_view, query_rows
 from dbt.adapters.lancens.spark.column_names import column_names, fold
+from dbt.adapters.lancens.spark.options import ROW_ADDRESS
 
 # Columns of dbt's staging query that are not snapshot columns.
 _STAGING_ONLY = ("dbt_change_type", "dbt_unique_key")
@@ -25,7 +30,6 @@ _STAGING_ONLY = ("dbt_change_type", "dbt_unique_key")
 def merge_staging(
     runtime: LancensRuntime,
     table_id: list[str],
-    target_sql: str,
     staging_sql: str,
     columns: dict[str, str],
     properties: dict[str, str],
@@ -50,25 +54,32 @@ def merge_staging(
     current = f"DBT_INTERNAL_DEST.{valid_to} IS NULL"
     if columns.get("valid_to_current"):
         current = f"({current} OR DBT_INTERNAL_DEST.{valid_to} = {columns['valid_to_current']})"
-    kept = ", ".join(
-        f"DBT_INTERNAL_SOURCE.{valid_to} AS {valid_to}"
-        if fold(name) == fold(columns["dbt_valid_to"])
-        else f"DBT_INTERNAL_DEST.{quote(name)}"
-        for name in target.current.schema.names
-    )
-    closed, inserted = query_rows(
-        runtime,
-        staging,
-        lambda source: (
-            f"SELECT {kept} FROM {target_sql} AS DBT_INTERNAL_DEST JOIN {source} AS "
-            f"DBT_INTERNAL_SOURCE ON DBT_INTERNAL_SOURCE.{scd_id} = DBT_INTERNAL_DEST.{scd_id} "
-            f"WHERE {current} AND DBT_INTERNAL_SOURCE.dbt_change_type IN ('update', 'delete')"
-        ),
-        lambda source: (
-            f"SELECT * FROM {source} AS DBT_INTERNAL_SOURCE LEFT ANTI JOIN {target_sql} AS "
-            f"DBT_INTERNAL_DEST ON DBT_INTERNAL_SOURCE.{scd_id} = DBT_INTERNAL_DEST.{scd_id} "
-            "WHERE DBT_INTERNAL_SOURCE.dbt_change_type = 'insert'"
-        ),
-    )
-    version = merge.upsert(target, closed, [columns["dbt_scd_id"]], properties, inserts=inserted)
+    with addressed_view(target) as dest:
+        closing, inserted = query_rows(
+            runtime,
+            staging,
+            lambda source: (
+                f"SELECT DBT_INTERNAL_DEST.{ROW_ADDRESS}, DBT_INTERNAL_SOURCE.{valid_to} "
+                f"FROM {dest} AS DBT_INTERNAL_DEST JOIN {source} AS DBT_INTERNAL_SOURCE "
+                f"ON DBT_INTERNAL_SOURCE.{scd_id} = DBT_INTERNAL_DEST.{scd_id} "
+                f"WHERE {current} AND DBT_INTERNAL_SOURCE.dbt_change_type IN ('update', 'delete')"
+            ),
+            lambda source: (
+                f"SELECT * FROM {source} AS DBT_INTERNAL_SOURCE LEFT ANTI JOIN {dest} AS "
+                f"DBT_INTERNAL_DEST ON DBT_INTERNAL_SOURCE.{scd_id} = DBT_INTERNAL_DEST.{scd_id} "
+                "WHERE DBT_INTERNAL_SOURCE.dbt_change_type = 'insert'"
+            ),
+        )
+    addresses = closing.column(ROW_ADDRESS)
+    if len(pc.unique(addresses)) < len(addresses):
+        raise DbtRuntimeError(
+            f"snapshot {'.'.join(table_id)}: several staging rows close the same record "
+            f"({columns['dbt_scd_id']} repeated); the snapshot's unique_key is not unique in its source"
+        )
+    schema = target.current.schema
+    closed = merge.stored_rows(target.current, addresses, schema.names)
+    ends = schema.get_field_index(column_names(schema.names)[columns["dbt_valid_to"]])
+    closed = closed.set_column(ends, schema.field(ends), closing.column(1).cast(schema.field(ends).type))
+    changes = pa.concat_tables([merge.conform(closed, schema), merge.conform(inserted, schema)])
+    version = merge.replace(target, changes, properties, addresses=addresses)
     return version, closed.num_rows + inserted.num_rows
