@@ -79,3 +79,51 @@ class TestSnapshotOptionsOnLance:
         ]
         scd_ids = latest.to_table().column("scd_id").to_pylist()
         assert len(set(scd_ids)) == 3
+
+
+DUPLICATES_YML = """
+snapshots:
+  - name: dupes_history
+    relation: source('app', 'dupes')
+    config:
+      strategy: timestamp
+      updated_at: updated_at
+      unique_key: id
+"""
+DUPES_SOURCE_YML = """
+sources:
+  - name: app
+    schema: "{{ target.schema }}"
+    tables:
+      - name: dupes
+"""
+
+
+class TestSnapshotOfANonUniqueKey:
+    @pytest.fixture(scope="class")
+    def snapshots(self) -> dict[str, str]:
+        return {"snapshots.yml": DUPLICATES_YML}
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"sources.yml": DUPES_SOURCE_YML}
+
+    def test_two_staging_rows_closing_one_record_fail_and_write_nothing(
+        self, project, lancens_root: str
+    ) -> None:
+        """A `unique_key` repeated in the source makes two staging rows close one record: the
+        snapshot fails naming the cause (as a MERGE with two matches does), the table unchanged."""
+        schema = project.test_schema
+        project.run_sql(f"create table {schema}.dupes (id INT, name STRING, updated_at TIMESTAMP)")
+        project.run_sql(
+            f"insert into {schema}.dupes values (1, 'a', timestamp'2024-01-01 00:00:00'), "
+            "(1, 'b', timestamp'2024-01-01 00:00:00')"
+        )
+        run_dbt(["snapshot"])
+        info = DirectoryNamespace(lancens_root).describe_table([schema, "dupes_history"])
+        project.run_sql(f"update {schema}.dupes set updated_at = timestamp'2024-02-01 00:00:00'")
+        results = run_dbt(["snapshot"], expect_pass=False)
+        assert "several staging rows close the same record" in results[0].message
+        after = lance.dataset(info.location)
+        assert after.version == info.version
+        assert sorted(row["name"] for row in after.to_table().to_pylist()) == ["a", "b"]
