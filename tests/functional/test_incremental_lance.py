@@ -310,3 +310,33 @@ class TestIncrementalPredicatesAndAbsentColumns:
         after = DirectoryNamespace(lancens_root).describe_table([project.test_schema, "failing_change"])
         assert after.version == info.version
         assert lance.dataset(after.location).schema.names == ["id", "n", "b"]
+
+
+UPDATE_COLUMNS = """
+{{ config(materialized='incremental', unique_key='id', merge_update_columns=var('update', [])) }}
+select 1 as id, '{{ var("round", 1) }}' as a, '{{ var("round", 1) }}' as b
+"""
+BOTH_COLUMN_LISTS = """
+{{ config(materialized='incremental', unique_key='id', merge_update_columns=['a'],
+          merge_exclude_columns=['b']) }}
+select 1 as id, 'x' as a, 'y' as b
+"""
+
+
+class TestMergeColumnLists:
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"update_columns.sql": UPDATE_COLUMNS, "both_lists.sql": BOTH_COLUMN_LISTS}
+
+    def test_an_empty_update_list_updates_every_column(self, project, lancens_root: str) -> None:
+        """As dbt's get_merge_update_columns: an empty `merge_update_columns` means no restriction."""
+        run_dbt(["run", "--select", "update_columns"])
+        run_dbt(["run", "--select", "update_columns", "--vars", "{round: 2}"])
+        assert _rows(lancens_root, project.test_schema, "update_columns") == [(1, "2", "2")]
+        run_dbt(["run", "--select", "update_columns", "--vars", "{round: 3, update: [a]}"])
+        assert _rows(lancens_root, project.test_schema, "update_columns") == [(1, "3", "2")]
+
+    def test_both_column_lists_fail_naming_them(self, project) -> None:
+        run_dbt(["run", "--select", "both_lists"])  # the first run creates the table
+        results = run_dbt(["run", "--select", "both_lists"], expect_pass=False)
+        assert "merge_update_columns and merge_exclude_columns cannot both be set" in results[0].message

@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import struct
 from pathlib import Path
 
 import lance
 import pyarrow as pa
 import pytest
-from dbt_common.exceptions import DbtRuntimeError
+from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import incremental
 
 TABLE = ["shop", "items"]
+NEGATIVE_NAN = struct.unpack("<d", struct.pack("<Q", 0xFFF8000000000000))[0]  # numpy's inf - inf
 NANOS = pa.array([1_700_000_000_123_456_789, 1_700_000_001_987_654_321], pa.timestamp("ns"))
 
 
@@ -172,13 +174,17 @@ _BERLIN = pa.timestamp("us", tz="Europe/Berlin")
             "TIMESTAMP'2024-01-01 12:00:00+00:00'",
         ),
         (pa.array([-0.0, None, 1.0]), "CAST(0.0 AS DOUBLE)"),
+        (pa.array([NEGATIVE_NAN, None, 1.0]), "CAST('NaN' AS DOUBLE)"),
+        (pa.array([0.5, None, 1.5], pa.float16()), "CAST(0.5 AS FLOAT)"),
+        (pa.array(["a", None, "b"]).dictionary_encode(), "'a'"),
     ],
-    ids=["decimal", "binary", "berlin-timestamp", "minus-zero"],
+    ids=["decimal", "binary", "berlin-timestamp", "minus-zero", "nan-bits", "float16", "dictionary"],
 )
 def test_insert_overwrite_replaces_null_and_valued_partitions(
     runtime: LancensRuntime, values: pa.Array, literal: str
 ) -> None:
     _create(runtime, pa.table({"id": [1, 2, 3], "part": values}))
+    stored_type = _stored(runtime).schema.field("part").type
     _apply(
         runtime,
         f"SELECT 10L AS id, {literal} AS part UNION ALL SELECT 20L, NULL",
@@ -186,4 +192,32 @@ def test_insert_overwrite_replaces_null_and_valued_partitions(
         partition_by=["part"],
     )
     assert sorted(row["id"] for row in _rows(runtime)) == [3, 10, 20]
-    assert _stored(runtime).schema.field("part").type == values.type
+    assert _stored(runtime).schema.field("part").type == stored_type
+
+
+def test_a_key_not_among_the_updated_columns_keeps_its_stored_value(runtime: LancensRuntime) -> None:
+    """dbt's `UPDATE SET <merge_update_columns>` leaves the key alone: a nanosecond key that Spark
+    matches at microseconds keeps its nanoseconds."""
+    _create(runtime, pa.table({"id": NANOS[:1], "v": ["old"], "w": ["kept"]}))
+    _apply(
+        runtime,
+        "SELECT TIMESTAMP_NTZ'2023-11-14 22:13:20.123456' AS id, 'new' AS v, 'lost' AS w",
+        strategy="merge",
+        unique_key=["id"],
+        update_columns=["v"],
+    )
+    stored = _stored(runtime).to_table()
+    assert stored.column("id").cast(pa.int64()).to_pylist() == NANOS[:1].cast(pa.int64()).to_pylist()
+    assert (stored.column("v").to_pylist(), stored.column("w").to_pylist()) == (["new"], ["kept"])
+
+
+def test_an_updated_column_the_model_no_longer_selects_fails(runtime: LancensRuntime) -> None:
+    """Updating it would write NULL over every matched row's value; dbt's MERGE fails to resolve it."""
+    _create(runtime, pa.table({"id": [1], "v": ["old"], "w": ["kept"]}))
+    with pytest.raises(
+        CompilationError, match="merge_update_columns column 'w' is not a column of the model"
+    ):
+        _apply(
+            runtime, "SELECT 1L AS id, 'new' AS v", strategy="merge", unique_key=["id"], update_columns=["w"]
+        )
+    assert _rows(runtime) == [{"id": 1, "v": "old", "w": "kept"}]

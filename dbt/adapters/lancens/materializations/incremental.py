@@ -11,6 +11,7 @@ no stored value makes a round trip through Spark's types. The change itself is m
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 import lance
@@ -94,11 +95,13 @@ def _keep_absent_columns(spec: Spec, source: pa.Schema, target: pa.Schema) -> Sp
 
 
 def _require_key_columns(spec: Spec, source: pa.Schema, target: pa.Schema) -> None:
-    """A `unique_key`, `partition_by` or microbatch `event_time` column must be in the model and the
-    table, even when this run has no rows to apply: a typo must fail on the first incremental run,
-    not when data arrives."""
+    """A `unique_key`, `merge_update_columns`, `partition_by` or microbatch `event_time` column must
+    be in the model and the table, even when this run has no rows to apply: a typo must fail on the
+    first incremental run, not when data arrives (and an updated column the model stopped selecting
+    must not be updated to NULL)."""
     named = {
         "unique_key": spec.unique_key,
+        "merge_update_columns": spec.update_columns or [],
         "partition_by": spec.partition_by,
         "event_time": [spec.event_time] if spec.strategy == "microbatch" and spec.event_time else [],
     }
@@ -196,12 +199,12 @@ def _refuse_ambiguous_matches(addresses: pa.ChunkedArray, keys: list[str], targe
 
 
 def _kept_columns(columns: list[str], spec: Spec) -> ColumnMap[str]:
-    """The columns a matched row keeps from the target (dbt's merge_update/exclude_columns)."""
-    keys = column_names(spec.unique_key)
+    """The columns a matched row keeps as stored (dbt's merge_update/exclude_columns): a key column
+    too when not named among the updated ones, as dbt's `UPDATE SET` then leaves it alone."""
     if spec.update_columns is not None:
         updated = column_names(spec.update_columns)
-        return column_names(c for c in columns if c not in updated and c not in keys)
-    return column_names(c for c in spec.exclude_columns if c not in keys)
+        return column_names(c for c in columns if c not in updated)
+    return column_names(spec.exclude_columns)
 
 
 def _delete_insert(
@@ -263,29 +266,62 @@ def _key_match(keys: list[str], source: str = "DBT_INTERNAL_SOURCE") -> str:
 
 def _partition_rows(dataset: lance.LanceDataset, partitions: pa.Table) -> pa.Array:
     """The addresses of the rows in any of `partitions` (one row per partition, columns named as
-    the table names them). Values are compared in Arrow in the table's own types, NULL as a
-    partition of its own (Spark's default partition) and -0.0 as 0.0, as Spark groups them."""
+    the table names them). Values are compared in Arrow in the table's own types, grouped as Spark
+    groups them (`_grouping`), NULL as a partition of its own (Spark's default partition)."""
     names = partitions.column_names
     values = [pc.unique(_grouping(partitions.column(name))) for name in names]
     codes = [f"__lancens_code_{position}" for position in range(len(names))]
 
-    def coded(table: pa.Table | pa.RecordBatch) -> list[pa.Array]:
-        return [
+    def coded(table: pa.Table) -> pa.Table:
+        columns = [
             pc.index_in(_grouping(table.column(name)), value_set=value_set, skip_nulls=False)
             for name, value_set in zip(names, values, strict=True)
         ]
+        return pa.table(columns, names=codes)
 
-    wanted = pa.table(coded(partitions), names=codes)
+    wanted = coded(partitions)
     found = []
-    for batch in dataset.scanner(columns=names, with_row_address=True).to_batches():
-        candidates = pa.table([*coded(batch), batch.column(ROW_ADDRESS)], names=[*codes, ROW_ADDRESS])
+    scanner = dataset.scanner(columns=names, with_row_address=True, scan_in_order=False)
+    for chunk in _chunks(scanner.to_batches(), _ROWS_PER_CHUNK):
+        candidates = coded(chunk).append_column(ROW_ADDRESS, chunk.column(ROW_ADDRESS))
         found.append(candidates.drop_null().join(wanted, codes, join_type="left semi").column(ROW_ADDRESS))
-    return pa.chunked_array([chunk for column in found for chunk in column.chunks], pa.uint64())
+    return pa.chunked_array([piece for column in found for piece in column.chunks], pa.uint64())
+
+
+_ROWS_PER_CHUNK = 1 << 20
+
+
+def _chunks(batches: Iterator[pa.RecordBatch], rows: int) -> Iterator[pa.Table]:
+    """`batches` gathered into tables of at least `rows` rows (the last may be smaller): a table of
+    many small fragments yields one small batch per fragment, each costing a round of Arrow calls."""
+    gathered: list[pa.RecordBatch] = []
+    count = 0
+    for batch in batches:
+        gathered.append(batch)
+        count += batch.num_rows
+        if count >= rows:
+            yield pa.Table.from_batches(gathered)
+            gathered, count = [], 0
+    if gathered:
+        yield pa.Table.from_batches(gathered)
 
 
 def _grouping(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
-    """A partition column as Spark groups it: floating -0.0 is 0.0."""
-    return pc.add(column, pa.scalar(0, column.type)) if pa.types.is_floating(column.type) else column
+    """A partition column's values as Spark groups them, in a type Arrow's hash kernels take:
+    dictionaries and view types decoded, float16 widened, -0.0 as 0.0 and every NaN one NaN."""
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        return _grouping(column.cast(kind.value_type))
+    if pa.types.is_string_view(kind):
+        return column.cast(pa.large_string())
+    if pa.types.is_binary_view(kind):
+        return column.cast(pa.large_binary())
+    if pa.types.is_float16(kind):
+        return _grouping(column.cast(pa.float32()))
+    if not pa.types.is_floating(kind):
+        return column
+    normalised = pc.add(column, pa.scalar(0, kind))
+    return pc.if_else(pc.is_nan(normalised), pa.scalar(float("nan"), kind), normalised)
 
 
 def _key_names(rows: pa.Table, columns: list[str]) -> list[str]:
@@ -295,6 +331,7 @@ def _key_names(rows: pa.Table, columns: list[str]) -> list[str]:
 
 
 def _distinct(rows: pa.Table, columns: list[str]) -> pa.Table:
-    """The distinct values of `columns` (named as the table names them)."""
+    """The distinct values of `columns` (named as the table names them). Dictionary columns get one
+    dictionary first: Arrow's grouping cannot unify the chunks' own ones."""
     names = _key_names(rows, columns)
-    return rows.select(names).group_by(names).aggregate([])
+    return rows.select(names).unify_dictionaries().group_by(names).aggregate([])

@@ -136,15 +136,18 @@ def _delete_addresses(
 ) -> lance.LanceOperation.Update:
     """Deletion vectors for the rows at `addresses` (fragment id << 32 | offset); fragments left
     empty are removed. Only the fragments named are touched, each with one delete."""
-    addresses = pc.unique(addresses.cast(pa.uint64()))
-    fragment_of = pc.shift_right(addresses, 32)
+    unique = pc.unique(addresses.cast(pa.uint64()))
+    by_fragment = pa.table({"fragment": pc.shift_right(unique, 32), "address": unique})
+    grouped = by_fragment.group_by("fragment").aggregate([("address", "list")])
+    fragments = {fragment.fragment_id: fragment for fragment in dataset.get_fragments()}
     removed: list[int] = []
     updated = []
-    for fragment_id in sorted(pc.unique(fragment_of).to_pylist()):
-        fragment = dataset.get_fragment(fragment_id)
+    for fragment_id, chosen in zip(
+        grouped.column("fragment").to_pylist(), grouped.column("address_list").to_pylist(), strict=True
+    ):
+        fragment = fragments.get(fragment_id)
         if fragment is None:
             raise LookupError(f"row addresses name fragment {fragment_id}, not in version {dataset.version}")
-        chosen = addresses.filter(pc.equal(fragment_of, fragment_id)).to_pylist()
         metadata = fragment.delete(f"{ROW_ADDRESS} IN ({', '.join(map(str, chosen))})")
         if metadata is None:
             removed.append(fragment_id)

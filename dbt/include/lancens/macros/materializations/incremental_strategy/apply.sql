@@ -15,12 +15,16 @@
   {%- set predicates = arg_dict['incremental_predicates'] -%}
   {%- set partition_by = config.get('partition_by') -%}
   {%- set batch = model.get('batch') -%}
+  {%- if config.get('merge_update_columns') and config.get('merge_exclude_columns') -%}
+    {{ exceptions.raise_compiler_error(
+         'merge_update_columns and merge_exclude_columns cannot both be set: choose one of them') }}
+  {%- endif -%}
   {%- set spec = {
         'strategy': strategy,
         'unique_key': lancens_key_columns(arg_dict['unique_key']),
         'on_schema_change': arg_dict.get('on_schema_change') or 'ignore',
         'predicates': [predicates] if predicates is string else (predicates or []),
-        'update_columns': config.get('merge_update_columns'),
+        'update_columns': config.get('merge_update_columns') or none,
         'exclude_columns': config.get('merge_exclude_columns') or [],
         'partition_by': [partition_by] if partition_by is string else (partition_by or []),
         'event_time': config.get('event_time'),
