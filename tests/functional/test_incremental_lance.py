@@ -100,6 +100,11 @@ NARROWING = """
 {{ config(materialized='incremental', unique_key='id', on_schema_change='sync_all_columns') }}
 select 1 as id, 'r{{ var("round", 1) }}' as tag{% if var('round', 1) < 3 %}, 0 as n{% endif %}
 """
+# Appends; selects a new column in round 3 (its rows are written against the staged schema change).
+APPENDING = """
+{{ config(materialized='incremental', incremental_strategy='append', on_schema_change='append_new_columns') }}
+select {{ var('round', 1) }} as id{% if var('round', 1) == 3 %}, 'new' as extra{% endif %}
+"""
 # Its post-hook changes the type of `n` in round 3 (`ALTER COLUMN ... TYPE`: the table is rewritten).
 RETYPED = """
 {{ config(materialized='incremental', unique_key='id',
@@ -134,6 +139,7 @@ class TestIncrementalAtomicPublish(AtomicPublishProject):
             "evolving.sql": EVOLVING,
             "narrowing.sql": NARROWING,
             "retyped.sql": RETYPED,
+            "appending.sql": APPENDING,
             "observer.py": OBSERVER,
         }
 
@@ -195,6 +201,17 @@ class TestIncrementalAtomicPublish(AtomicPublishProject):
         merged = retyped.checkout_version(first + 2)
         assert merged.schema.field("n").type == pa.int32()
         assert merged.to_table().to_pylist() == [{"id": 1, "n": 3}]
+
+        # appended rows with a new column: their files carry the staged schema change's columns
+        run_dbt(["run", "--select", "appending", "--vars", "{round: 3}"])
+        info = ns.describe_table([project.test_schema, "appending"])
+        appended = lance.dataset(info.location)
+        assert appended.version == info.version == first + 3
+        assert sorted(appended.to_table().to_pylist(), key=lambda row: row["id"]) == [
+            {"id": 1, "extra": None},
+            {"id": 2, "extra": None},
+            {"id": 3, "extra": "new"},
+        ]
 
 
 MERGE_PREDICATES = """

@@ -60,9 +60,14 @@ class TableWrite:
     def write_fragments(
         self, data: pa.Table | pa.RecordBatchReader, schema: pa.Schema, mode: str = "append"
     ) -> list[FragmentMetadata]:
-        """Data files for Arrow `data` at the table's location, not yet part of any version."""
+        """Data files for Arrow `data` at the table's location, not yet part of any version.
+
+        Appended files are made against the version the write builds on, not the location's latest
+        committed one: in an atomic-publish run that is a staged version, whose schema (a column
+        `on_schema_change` added) and field ids the files must carry."""
+        destination = self.dataset if self.dataset is not None and mode == "append" else self.location
         return lance.fragment.write_fragments(
-            data, self.location, schema=schema, mode=mode, storage_options=self.storage_options or None
+            data, destination, schema=schema, mode=mode, storage_options=self.storage_options or None
         )
 
     def commit(
