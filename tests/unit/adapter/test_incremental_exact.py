@@ -111,17 +111,62 @@ def test_rows_left_alone_keep_their_nanoseconds(runtime: LancensRuntime) -> None
     assert seen == NANOS.cast(pa.int64()).to_pylist()[::-1]
 
 
-def test_keys_equal_in_spark_are_one_key(runtime: LancensRuntime) -> None:
-    """-0.0 and 0.0 are the same key to Spark's join, so the stored row is replaced, not duplicated."""
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"strategy": "merge", "unique_key": ["id"]},
+        {"strategy": "merge", "unique_key": ["id"], "predicates": ["DBT_INTERNAL_DEST.value <> 'never'"]},
+        {"strategy": "delete+insert", "unique_key": ["id"]},
+    ],
+    ids=["merge", "merge-predicates", "delete-insert"],
+)
+def test_keys_equal_in_spark_are_one_key(runtime: LancensRuntime, spec: dict) -> None:
+    """-0.0 and 0.0 are the same key to Spark's join (dbt-spark's MERGE ON), on every path, so the
+    stored row is replaced, not duplicated."""
     _create(runtime, pa.table({"id": pa.array([-0.0, 1.0]), "value": ["old", "one"]}))
+    _apply(runtime, "SELECT CAST(0.0 AS DOUBLE) AS id, 'new' AS value", **spec)
+    assert [row["value"] for row in _rows(runtime)] == ["new", "one"]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [{"exclude_columns": ["note"]}, {"update_columns": ["v"]}],
+    ids=["exclude", "update"],
+)
+def test_columns_kept_on_a_table_of_not_null_columns(runtime: LancensRuntime, spec: dict) -> None:
+    """A contracted model's `not_null` columns are stored non-nullable; kept values keep that type."""
+    schema = pa.schema(
+        [pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), pa.field("note", pa.string(), False)]
+    )
+    _create(runtime, pa.table({"id": [1, 2], "v": ["a", "b"], "note": ["n1", "n2"]}, schema=schema))
     _apply(
         runtime,
-        "SELECT CAST(0.0 AS DOUBLE) AS id, 'new' AS value",
+        "SELECT 1L AS id, 'A' AS v, 'lost' AS note UNION ALL SELECT 3L, 'c', 'n3'",
         strategy="merge",
         unique_key=["id"],
-        predicates=["DBT_INTERNAL_DEST.value <> 'never'"],
+        **spec,
     )
-    assert [row["value"] for row in _rows(runtime)] == ["new", "one"]
+    assert _rows(runtime) == [
+        {"id": 1, "v": "A", "note": "n1"},
+        {"id": 2, "v": "b", "note": "n2"},
+        {"id": 3, "v": "c", "note": "n3"},
+    ]
+    assert _stored(runtime).schema == schema
+
+
+def test_a_changed_column_type_fails_on_schema_change_fail(runtime: LancensRuntime) -> None:
+    """dbt-core's check compares data types too: `fail` stops before Spark casts anything."""
+    _create(runtime, pa.table({"id": [1], "v": ["a"]}))
+    with pytest.raises(CompilationError, match=r"columns whose type changed: \['v \(string -> double\)'\]"):
+        _apply(runtime, "SELECT 2L AS id, 1.5D AS v", strategy="append", on_schema_change="fail")
+    assert _rows(runtime) == [{"id": 1, "v": "a"}]
+
+
+def test_merge_column_lists_are_checked_for_merge_only(runtime: LancensRuntime) -> None:
+    """As dbt, which reads `merge_update_columns` only in its merge: other strategies ignore it."""
+    _create(runtime, pa.table({"id": [1], "v": ["a"]}))
+    _apply(runtime, "SELECT 2L AS id, 'b' AS v", strategy="append", update_columns=["missing"])
+    assert _rows(runtime) == [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
 
 
 def test_a_key_repeated_in_the_result_fails_only_when_both_match_one_row(runtime: LancensRuntime) -> None:

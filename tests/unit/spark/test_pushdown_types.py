@@ -7,6 +7,7 @@ is answered through the adapter's pushdown and compared with a Parquet copy of t
 from __future__ import annotations
 
 import datetime as dt
+import re
 import struct
 from pathlib import Path
 
@@ -141,6 +142,13 @@ def test_pushed_filters_answer_as_parquet_does(
     finally:
         spark.conf.set("spark.sql.session.timeZone", "UTC")
     assert pushed == expected
+
+
+@pytest.mark.parametrize("condition", ["d > 0.5D", "f <= -2.0F", "NOT (d < 1.0D)"])
+def test_float_ranges_are_pushed_whole(spark: SparkSession, tables: str, condition: str) -> None:
+    """Lance answers them alone: Spark keeps no Filter node over the scan."""
+    frame = sql_with_pushdown(spark, f"SELECT id FROM lance_types.t WHERE {condition}")
+    assert re.search(r"\bFilter\b", frame._jdf.queryExecution().executedPlan().toString()) is None
 
 
 def test_what_still_pushes_and_what_stays_with_spark() -> None:

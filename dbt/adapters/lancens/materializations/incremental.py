@@ -28,6 +28,7 @@ from dbt.adapters.lancens.materializations import merge, python_models, schema_e
 from dbt.adapters.lancens.materializations.source_view import addressed_view, query_rows
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 from dbt.adapters.lancens.spark.options import ROW_ADDRESS
+from dbt.adapters.lancens.spark.types import to_spark_type
 
 STRATEGIES = ("append", "merge", "delete+insert", "insert_overwrite", "microbatch")
 _SOURCE_ROW = "__lancens_source_row"
@@ -68,6 +69,7 @@ def apply(
     with runtime.writing(table_id):  # concurrent microbatch batches commit one after another
         target = open_write(runtime, table_id, must_exist=True)
         _require_key_columns(spec, rows.schema, target.current.schema)
+        _refuse_schema_drift(spec, rows.schema, target.current.schema)
         rows = store_assignment.cast_as_spark_stores(runtime, rows, target.current.schema)
         target = _sync_schema(target, rows, spec, properties)
         spec = _keep_absent_columns(spec, rows.schema, target.current.schema)
@@ -101,7 +103,7 @@ def _require_key_columns(spec: Spec, source: pa.Schema, target: pa.Schema) -> No
     must not be updated to NULL)."""
     named = {
         "unique_key": spec.unique_key,
-        "merge_update_columns": spec.update_columns or [],
+        "merge_update_columns": (spec.update_columns or []) if spec.strategy == "merge" else [],
         "partition_by": spec.partition_by,
         "event_time": [spec.event_time] if spec.strategy == "microbatch" and spec.event_time else [],
     }
@@ -117,21 +119,46 @@ def _require_key_columns(spec: Spec, source: pa.Schema, target: pa.Schema) -> No
                     )
 
 
+def _refuse_schema_drift(spec: Spec, source: pa.Schema, target: pa.Schema) -> None:
+    """`on_schema_change: fail`: as dbt-core's check, new or missing columns and columns whose
+    (Spark) data type changed fail the run, before anything is cast or written."""
+    if spec.on_schema_change != "fail":
+        return
+    current = column_names(target.names)
+    wanted = column_names(source.names)
+    added = [f.name for f in source if f.name not in current and not pa.types.is_null(f.type)]
+    removed = [name for name in target.names if name not in wanted]
+    retyped = []
+    for column in source:
+        if column.name in current and not pa.types.is_null(column.type):
+            stored = _spark_type_name(target.field(current[column.name]).type)
+            if stored != _spark_type_name(column.type):
+                retyped.append(f"{column.name} ({stored} -> {_spark_type_name(column.type)})")
+    if added or removed or retyped:
+        raise SchemaChangeError(
+            "The source and target schemas on this incremental model are out of sync! "
+            f"New columns in the model: {added}; columns the model no longer has: {removed}; "
+            f"columns whose type changed: {retyped}. Set on_schema_change to append_new_columns or "
+            "sync_all_columns, or run with --full-refresh."
+        )
+
+
+def _spark_type_name(arrow_type: pa.DataType) -> str:
+    """The Spark SQL name of the type a column is read as (Arrow's own name where Spark has none)."""
+    try:
+        return to_spark_type(arrow_type).simpleString()
+    except TypeError:
+        return str(arrow_type)
+
+
 def _sync_schema(target: TableWrite, rows: pa.Table, spec: Spec, properties: dict[str, str]) -> TableWrite:
     """Honour `on_schema_change`; `ignore` leaves the table as it is (new columns are not written)."""
     current = column_names(target.current.schema.names)
     wanted = column_names(rows.column_names)
     added = [f for f in rows.schema if f.name not in current and not pa.types.is_null(f.type)]
     removed = [name for name in target.current.schema.names if name not in wanted]
-    if not added and not removed or spec.on_schema_change == "ignore":
-        return target
-    if spec.on_schema_change == "fail":
-        raise SchemaChangeError(
-            "The source and target schemas on this incremental model are out of sync! "
-            f"New columns in the model: {[f.name for f in added]}; columns the model no longer has: "
-            f"{removed}. Set on_schema_change to append_new_columns or sync_all_columns, or run "
-            "with --full-refresh."
-        )
+    if not added and not removed or spec.on_schema_change in ("ignore", "fail"):
+        return target  # `fail` was checked before any cast (`_refuse_schema_drift`)
     drop = removed if spec.on_schema_change == "sync_all_columns" else []
     if not added and not drop:
         return target
@@ -151,14 +178,16 @@ def _merge(runtime: LancensRuntime, target: TableWrite, rows: pa.Table, spec: Sp
     if not spec.unique_key:
         return merge.append(target, rows, props)
     keep = _kept_columns(rows.column_names, spec)
-    if not spec.predicates and not keep:
+    if not spec.predicates and not keep and not _float_keys(rows.schema, spec.unique_key):
         return merge.upsert(target, rows, spec.unique_key, props)
     # dbt's MERGE: a source row matches each target row with the same key that satisfies the
     # predicates; that target row takes the source's values except in the columns not updated; the
     # source rows matching none are inserted. Spark finds the pairs, as (source row, target address).
     on = " AND ".join([_key_match(spec.unique_key)] + [f"({predicate})" for predicate in spec.predicates])
     numbered = rows.append_column(_SOURCE_ROW, pa.array(range(rows.num_rows), pa.int64()))
-    with addressed_view(target) as dest:
+    # without predicates only the key is read from the table (no column pruning in a Python source)
+    read = None if spec.predicates else _key_names(rows, spec.unique_key)
+    with addressed_view(target, read) as dest:
         (pairs,) = query_rows(
             runtime,
             numbered,
@@ -184,7 +213,8 @@ def _with_stored(
     Lance in their own types (a value that went through Spark could lose precision)."""
     stored = merge.stored_rows(dataset, addresses, columns)
     for name in columns:
-        rows = rows.set_column(rows.schema.get_field_index(name), name, stored.column(name))
+        position = rows.schema.get_field_index(name)
+        rows = rows.set_column(position, rows.schema.field(position), stored.column(name))
     return rows
 
 
@@ -213,11 +243,11 @@ def _delete_insert(
     if not spec.unique_key:
         return merge.append(target, rows, props)
     keys = _distinct(rows, spec.unique_key)
-    if not spec.predicates:
+    if not spec.predicates and not _float_keys(rows.schema, spec.unique_key):
         return merge.replace(target, rows, props, keys=keys)
     # dbt deletes the target rows of the source's keys that satisfy the predicates (which see the
     # target only), then inserts every source row; Spark names the rows to delete by address
-    where = " AND ".join(f"({predicate})" for predicate in spec.predicates)
+    where = " AND ".join(f"({predicate})" for predicate in spec.predicates or ["true"])
     with addressed_view(target) as dest:
         (doomed,) = query_rows(
             runtime,
@@ -322,6 +352,13 @@ def _grouping(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
         return column
     normalised = pc.add(column, pa.scalar(0, kind))
     return pc.if_else(pc.is_nan(normalised), pa.scalar(float("nan"), kind), normalised)
+
+
+def _float_keys(schema: pa.Schema, keys: list[str]) -> bool:
+    """Whether a key column is floating point: Lance's key match takes -0.0 and 0.0 for two keys,
+    Spark's join (dbt-spark's MERGE ON) for one, so such keys are matched by Spark."""
+    by_name = column_names(schema.names)
+    return any(pa.types.is_floating(schema.field(by_name.get(key, key)).type) for key in keys)
 
 
 def _key_names(rows: pa.Table, columns: list[str]) -> list[str]:

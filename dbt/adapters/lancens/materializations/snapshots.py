@@ -54,7 +54,7 @@ def merge_staging(
     current = f"DBT_INTERNAL_DEST.{valid_to} IS NULL"
     if columns.get("valid_to_current"):
         current = f"({current} OR DBT_INTERNAL_DEST.{valid_to} = {columns['valid_to_current']})"
-    with addressed_view(target) as dest:
+    with addressed_view(target, [columns["dbt_scd_id"], columns["dbt_valid_to"]]) as dest:
         closing, inserted = query_rows(
             runtime,
             staging,

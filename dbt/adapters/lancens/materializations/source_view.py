@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 import pyarrow as pa
@@ -37,9 +37,11 @@ def source_view(runtime: LancensRuntime, rows: pa.Table) -> Iterator[str]:
 
 
 @contextmanager
-def addressed_view(target: TableWrite) -> Iterator[str]:
+def addressed_view(target: TableWrite, columns: Sequence[str] | None = None) -> Iterator[str]:
     """The version a write builds on as a temporary Spark view whose last column, `_rowaddr`, is
-    each row's Lance address: the rows a query picks there can be deleted exactly (`merge.replace`)."""
+    each row's Lance address: the rows a query picks there can be deleted exactly (`merge.replace`).
+    `columns`: the only ones the query reads (Spark prunes no column of a Python data source, so an
+    embedding column would otherwise be read to find keys)."""
     runtime = target.runtime
     name = f"lancens_target_{uuid.uuid4().hex}"
     options = {
@@ -48,6 +50,8 @@ def addressed_view(target: TableWrite) -> Iterator[str]:
         "storage_options": json.dumps(target.storage_options, sort_keys=True),
         "row_address": "true",
     }
+    if columns:
+        options["columns"] = ",".join(columns)
     runtime.activate()
     runtime.spark.read.format("lance").options(**options).load().createOrReplaceTempView(name)
     try:

@@ -33,13 +33,13 @@ def cast_as_spark_stores(runtime: LancensRuntime, rows: pa.Table, schema: pa.Sch
     if not casts:
         return rows
     select = ", ".join(
-        f"CAST({quote(name)} AS {casts[name].simpleString()}) AS {quote(name)}"
-        if name in casts
-        else quote(name)
-        for name in rows.column_names
+        f"CAST({quote(name)} AS {kind.simpleString()}) AS {quote(name)}" for name, kind in casts.items()
     )
-    (cast,) = query_rows(runtime, rows, lambda source: f"SELECT {select} FROM {source}")
-    return cast
+    # only the columns to cast go to Spark and back (a vector column would double the driver's copy)
+    (cast,) = query_rows(runtime, rows.select(list(casts)), lambda source: f"SELECT {select} FROM {source}")
+    for name in casts:
+        rows = rows.set_column(rows.schema.get_field_index(name), name, cast.column(name))
+    return rows
 
 
 def _spark_stores(given: T.DataType, wanted: T.DataType) -> bool:

@@ -139,8 +139,8 @@ class LanceReader(DataSourceReader):
         self.schema = schema
         lance_names = column_names(dataset.schema.names)
         self.columns = [lance_names.get(field.name, field.name) for field in schema.fields]
-        # Lance adds the row address itself, after the columns asked for (the schema's last)
-        self.with_row_address = options.row_address and bool(self.columns) and self.columns[-1] == ROW_ADDRESS
+        # Lance adds the row address itself, after the columns asked for
+        self.with_row_address = options.row_address and ROW_ADDRESS in self.columns
         self.read_positions = _read_positions(options, schema)
         read_schema = StructType([schema.fields[i] for i in self.read_positions])
         self.batch_size = options.batch_size or default_batch_size(spark_arrow_schema(read_schema))
@@ -184,9 +184,7 @@ class LanceReader(DataSourceReader):
         dataset = open_dataset(self.options, version=self.version)
         target = spark_arrow_schema(self.schema)
         read_target = pa.schema([target.field(i) for i in self.read_positions])
-        columns = [self.columns[i] for i in self.read_positions]
-        if self.with_row_address:
-            columns.pop()
+        columns = [self.columns[i] for i in self.read_positions if self.columns[i] != ROW_ADDRESS]
         if group.offset is not None:
             (fragment_id,) = group.fragment_ids
             scanner = _fragment(dataset, fragment_id).scanner(

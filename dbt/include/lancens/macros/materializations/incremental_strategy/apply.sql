@@ -15,7 +15,7 @@
   {%- set predicates = arg_dict['incremental_predicates'] -%}
   {%- set partition_by = config.get('partition_by') -%}
   {%- set batch = model.get('batch') -%}
-  {%- if config.get('merge_update_columns') and config.get('merge_exclude_columns') -%}
+  {%- if strategy == 'merge' and config.get('merge_update_columns') and config.get('merge_exclude_columns') -%}
     {{ exceptions.raise_compiler_error(
          'merge_update_columns and merge_exclude_columns cannot both be set: choose one of them') }}
   {%- endif -%}
