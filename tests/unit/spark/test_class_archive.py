@@ -354,15 +354,25 @@ def test_lock_and_failure_files_of_archives_never_made_are_removed_unless_in_use
     ]
 
 
-def test_a_lock_file_tidied_away_between_open_and_flock_is_not_held(archive_dir: str) -> None:
-    """A dumper that opened the lock just before `remove_unused` unlinked it must not dump under a
-    lock nobody else can see: it checks that its locked file is still the one at the path."""
-    os.makedirs(archive_dir)
-    path = os.path.join(archive_dir, "driver-00000000000000b1.jsa.lock")
-    with open(path, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        assert class_archive.holds(lock, path)
-        os.remove(path)  # the cleaner, between the dumper's open and its flock
-        assert not class_archive.holds(lock, path)
-        Path(path).write_text("")  # a later dumper's own lock file
-        assert not class_archive.holds(lock, path)
+def test_a_dumper_whose_lock_file_was_tidied_away_gives_up(
+    archive_dir: str,
+    recording: tuple[str, class_archive.ArchiveLaunch],
+    driver: tuple[str, list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`remove_unused` may unlink the lock between a dumper's open and its flock; a lock on an
+    unlinked file keeps no other dumper out, so that dumper must not dump. The race is forced by
+    unlinking the lock file just before the real flock takes it."""
+    home, launch = recording
+    classpath, options = driver
+    real_flock = fcntl.flock
+
+    def tidied_then_flock(lock, operation: int) -> None:
+        os.remove(f"{launch.archive}.lock")  # the cleaner, between the dumper's open and its flock
+        real_flock(lock, operation)
+
+    monkeypatch.setattr(class_archive.fcntl, "flock", tidied_then_flock)
+    assert not class_archive.dump_after_exit(
+        _dead_pid(), launch.class_list, launch.archive, launch.java, classpath, options
+    )
+    assert not os.path.exists(launch.archive)  # no dump under a lock nobody else could see

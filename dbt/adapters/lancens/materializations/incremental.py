@@ -221,7 +221,7 @@ def _with_stored(
 def _refuse_ambiguous_matches(addresses: pa.ChunkedArray, keys: list[str], target: TableWrite) -> None:
     """Fail when several rows of the model's result match one row of the table, as dbt's MERGE
     does (the key-only path gets its refusal from Lance's merge-insert)."""
-    if len(pc.unique(addresses)) < len(addresses):
+    if merge.names_a_row_twice(addresses):
         raise DbtRuntimeError(
             f"merge into {'.'.join(target.table_id)}: several rows of the model's result match the "
             f"same row of the table on unique_key ({', '.join(keys)}); deduplicate them per key"

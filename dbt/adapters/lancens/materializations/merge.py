@@ -106,6 +106,12 @@ def replace(
     return _commit_with(target, operation, written, properties)
 
 
+def names_a_row_twice(addresses: pa.Array | pa.ChunkedArray) -> bool:
+    """Whether `addresses` (rows a change replaces) repeat one: two replacements of one row, which
+    dbt's MERGE refuses (one delete would leave both inserted)."""
+    return len(pc.unique(addresses)) < len(addresses)
+
+
 def stored_rows(
     dataset: lance.LanceDataset, addresses: pa.Array | pa.ChunkedArray, columns: list[str]
 ) -> pa.Table:
@@ -134,30 +140,22 @@ def _update(operation: lance.LanceOperation.BaseOperation) -> lance.LanceOperati
 def _delete_addresses(
     dataset: lance.LanceDataset, addresses: pa.Array | pa.ChunkedArray
 ) -> lance.LanceOperation.Update:
-    """Deletion vectors for the rows at `addresses` (fragment id << 32 | offset); fragments left
-    empty are removed. Only the fragments named are touched, each with one delete."""
+    """Deletion vectors for the rows at `addresses` (fragment id << 32 | offset). Only the
+    fragments named are touched, each with one delete of its own addresses."""
     unique = pc.unique(addresses.cast(pa.uint64()))
     by_fragment = pa.table({"fragment": pc.shift_right(unique, 32), "address": unique})
     grouped = by_fragment.group_by("fragment").aggregate([("address", "list")])
-    fragments = {fragment.fragment_id: fragment for fragment in dataset.get_fragments()}
-    removed: list[int] = []
-    updated = []
-    for fragment_id, chosen in zip(
+    chosen = zip(
         grouped.column("fragment").to_pylist(), grouped.column("address_list").to_pylist(), strict=True
-    ):
-        fragment = fragments.get(fragment_id)
-        if fragment is None:
-            raise LookupError(f"row addresses name fragment {fragment_id}, not in version {dataset.version}")
-        metadata = fragment.delete(f"{ROW_ADDRESS} IN ({', '.join(map(str, chosen))})")
-        if metadata is None:
-            removed.append(fragment_id)
-        else:
-            updated.append(metadata)
-    return lance.LanceOperation.Update(removed_fragment_ids=removed, updated_fragments=updated)
+    )
+    return _delete_in(
+        dataset,
+        {fragment_id: f"{ROW_ADDRESS} IN ({', '.join(map(str, rows))})" for fragment_id, rows in chosen},
+    )
 
 
 def _delete_where(target: TableWrite, where: str, window: TimeWindow | None) -> lance.LanceOperation.Update:
-    """Deletion vectors for the rows matching `where`; fragments left empty are removed.
+    """Deletion vectors for the rows matching `where`.
 
     One Lance scan (parallel, reading only the filter's columns) finds the fragments holding
     matching rows; only those are then rewritten. Asking each fragment in turn cost one Python
@@ -172,14 +170,22 @@ def _delete_where(target: TableWrite, where: str, window: TimeWindow | None) -> 
         columns=[], filter=where, with_row_address=True, fragments=scanned, scan_in_order=False
     ).to_table()
     touched = pc.unique(pc.shift_right(matched.column(ROW_ADDRESS), 32)).to_pylist()
+    return _delete_in(dataset, dict.fromkeys(touched, where))
+
+
+def _delete_in(dataset: lance.LanceDataset, predicates: dict[int, str]) -> lance.LanceOperation.Update:
+    """The `Update` deleting, in each fragment named, the rows its Lance SQL predicate matches;
+    fragments left empty are removed."""
+    fragments = {fragment.fragment_id: fragment for fragment in dataset.get_fragments()}
     removed: list[int] = []
     updated = []
-    fragments = {fragment.fragment_id: fragment for fragment in dataset.get_fragments()}
-    for fragment_id in sorted(touched):
-        fragment = fragments[fragment_id]
-        metadata = fragment.delete(where)
+    for fragment_id, predicate in sorted(predicates.items()):
+        fragment = fragments.get(fragment_id)
+        if fragment is None:
+            raise LookupError(f"fragment {fragment_id} is not in version {dataset.version} of {dataset.uri}")
+        metadata = fragment.delete(predicate)
         if metadata is None:
-            removed.append(fragment.fragment_id)
+            removed.append(fragment_id)
         else:
             updated.append(metadata)
     return lance.LanceOperation.Update(removed_fragment_ids=removed, updated_fragments=updated)

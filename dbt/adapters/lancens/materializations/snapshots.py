@@ -12,7 +12,6 @@ they replace the old rows (deleted by address) and are committed with the insert
 from __future__ import annotations
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lancens.commits.table_write import open_write
@@ -71,7 +70,7 @@ def merge_staging(
             ),
         )
     addresses = closing.column(ROW_ADDRESS)
-    if len(pc.unique(addresses)) < len(addresses):
+    if merge.names_a_row_twice(addresses):
         raise DbtRuntimeError(
             f"snapshot {'.'.join(table_id)}: several staging rows close the same record "
             f"({columns['dbt_scd_id']} repeated); the snapshot's unique_key is not unique in its source"

@@ -168,7 +168,7 @@ def dump_after_exit(
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 return False  # another dumper makes this archive
-            if not holds(lock, _lock(archive)):
+            if not _holds(lock, _lock(archive)):
                 return False  # tidied away meanwhile: the next launch records again
             while _alive(jvm_pid):
                 time.sleep(_WAIT_SECONDS)
@@ -247,7 +247,7 @@ def _remove_unless_dumping(archive: str) -> bool:
     return True
 
 
-def holds(lock: IO[str], path: str) -> bool:
+def _holds(lock: IO[str], path: str) -> bool:
     """Whether the file locked through ``lock`` is still the one at ``path``: `remove_unused` may
     unlink the lock file between a dumper's open and its flock, and a lock on an unlinked file
     keeps no other dumper out."""
