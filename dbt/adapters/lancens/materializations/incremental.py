@@ -2,7 +2,7 @@
 
 The model's result is evaluated exactly once (to Arrow on the driver). Strategies that need to
 look at the target (merge with `incremental_predicates` or restricted update columns, delete+insert
-with predicates) join the two in Spark under dbt's aliases `DBT_INTERNAL_SOURCE` and
+with predicates, either with a floating-point key) join the two in Spark under dbt's aliases `DBT_INTERNAL_SOURCE` and
 `DBT_INTERNAL_DEST`, so predicates written for other adapters work unchanged; Spark returns only
 which target rows (by Lance row address) to change, so rows it leaves alone are never rewritten and
 no stored value makes a round trip through Spark's types. The change itself is made by `merge`
