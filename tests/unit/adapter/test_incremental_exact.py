@@ -266,3 +266,17 @@ def test_an_updated_column_the_model_no_longer_selects_fails(runtime: LancensRun
             runtime, "SELECT 1L AS id, 'new' AS v", strategy="merge", unique_key=["id"], update_columns=["w"]
         )
     assert _rows(runtime) == [{"id": 1, "v": "old", "w": "kept"}]
+
+
+@pytest.mark.parametrize("strategy", ["merge", "delete+insert"])
+def test_a_nanosecond_key_matches_as_spark_reads_it(runtime: LancensRuntime, strategy: str) -> None:
+    """Spark reads a nanosecond key at microseconds, so dbt-spark's MERGE ON matches the model's
+    microsecond value; Lance's own key match would not, and would add a second row."""
+    _create(runtime, pa.table({"id": NANOS[:1], "v": ["old"]}))
+    _apply(
+        runtime,
+        "SELECT TIMESTAMP_NTZ'2023-11-14 22:13:20.123456' AS id, 'new' AS v",
+        strategy=strategy,
+        unique_key=["id"],
+    )
+    assert [row["v"] for row in _rows(runtime)] == ["new"]

@@ -2,11 +2,12 @@
 
 The model's result is evaluated exactly once (to Arrow on the driver). Strategies that need to
 look at the target (merge with `incremental_predicates` or restricted update columns, delete+insert
-with predicates, either with a floating-point key) join the two in Spark under dbt's aliases `DBT_INTERNAL_SOURCE` and
-`DBT_INTERNAL_DEST`, so predicates written for other adapters work unchanged; Spark returns only
-which target rows (by Lance row address) to change, so rows it leaves alone are never rewritten and
-no stored value makes a round trip through Spark's types. The change itself is made by `merge`
-(Lance merge-insert, deletion vectors, new fragments) as one engine commit.
+with predicates, either with a key Spark reads otherwise than Lance stores it) join the two in
+Spark under dbt's aliases `DBT_INTERNAL_SOURCE` and `DBT_INTERNAL_DEST`, so predicates written for
+other adapters work unchanged; Spark returns only which target rows (by Lance row address) to
+change, so rows it leaves alone are never rewritten and no stored value makes a round trip through
+Spark's types. The change itself is made by `merge` (Lance merge-insert, deletion vectors, new
+fragments) as one engine commit.
 """
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ def _merge(runtime: LancensRuntime, target: TableWrite, rows: pa.Table, spec: Sp
     if not spec.unique_key:
         return merge.append(target, rows, props)
     keep = _kept_columns(rows.column_names, spec)
-    if not spec.predicates and not keep and not _float_keys(rows.schema, spec.unique_key):
+    if not spec.predicates and not keep and not _keys_spark_reads_otherwise(rows.schema, spec.unique_key):
         return merge.upsert(target, rows, spec.unique_key, props)
     # dbt's MERGE: a source row matches each target row with the same key that satisfies the
     # predicates; that target row takes the source's values except in the columns not updated; the
@@ -243,7 +244,7 @@ def _delete_insert(
     if not spec.unique_key:
         return merge.append(target, rows, props)
     keys = _distinct(rows, spec.unique_key)
-    if not spec.predicates and not _float_keys(rows.schema, spec.unique_key):
+    if not spec.predicates and not _keys_spark_reads_otherwise(rows.schema, spec.unique_key):
         return merge.replace(target, rows, props, keys=keys)
     # dbt deletes the target rows of the source's keys that satisfy the predicates (which see the
     # target only), then inserts every source row; Spark names the rows to delete by address
@@ -354,11 +355,21 @@ def _grouping(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
     return pc.if_else(pc.is_nan(normalised), pa.scalar(float("nan"), kind), normalised)
 
 
-def _float_keys(schema: pa.Schema, keys: list[str]) -> bool:
-    """Whether a key column is floating point: Lance's key match takes -0.0 and 0.0 for two keys,
-    Spark's join (dbt-spark's MERGE ON) for one, so such keys are matched by Spark."""
+def _keys_spark_reads_otherwise(schema: pa.Schema, keys: list[str]) -> bool:
+    """Whether a key column holds values Lance's key match compares otherwise than Spark's join
+    (dbt-spark's MERGE ON): floating point (-0.0 and 0.0 are two keys to Lance, one to Spark),
+    timestamps in a unit other than microseconds (Spark reads them truncated to microseconds) and
+    date64 (Spark drops its time of day). Such keys are matched by Spark."""
     by_name = column_names(schema.names)
-    return any(pa.types.is_floating(schema.field(by_name.get(key, key)).type) for key in keys)
+    for key in keys:
+        kind = schema.field(by_name.get(key, key)).type
+        if pa.types.is_dictionary(kind):
+            kind = kind.value_type
+        if pa.types.is_floating(kind) or pa.types.is_date64(kind):
+            return True
+        if pa.types.is_timestamp(kind) and kind.unit != "us":
+            return True
+    return False
 
 
 def _key_names(rows: pa.Table, columns: list[str]) -> list[str]:
