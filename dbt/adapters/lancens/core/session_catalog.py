@@ -22,6 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from dbt.adapters.lancens.core.names import database_name, qualified_name, quote
 from dbt.adapters.lancens.spark.datasource import register_bound_source
+from dbt.adapters.lancens.spark.options import read_options
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class SessionCatalog:
     ) -> None:
         self._spark = spark
         self._sql = sql
-        self._storage_options = json.dumps(storage_options, sort_keys=True)
+        self._storage_options = storage_options
         self._commit_hook = commit_hook
         self._commit_hook_args = commit_hook_args
         self._reuse = reuse
@@ -87,12 +88,10 @@ class SessionCatalog:
         if registration is not None and self._reuse and self._tables.get(key) == registration:
             if self._spark.catalog.tableExists(qualified_name(table_id)):
                 return True
-        options = {"path": location, "storage_options": self._storage_options}
+        options = read_options(location, self._storage_options, version)
         if version is None:
             options["commit_hook"] = self._commit_hook
             options["commit_hook_args"] = json.dumps(self._commit_hook_args(table_id), sort_keys=True)
-        else:
-            options["version"] = str(version)
         source = register_bound_source(self._spark, options)
         self.ensure_database(table_id[:-1])
         self.forget(table_id)

@@ -125,10 +125,8 @@ def _refuse_schema_drift(spec: Spec, source: pa.Schema, target: pa.Schema) -> No
     (Spark) data type changed fail the run, before anything is cast or written."""
     if spec.on_schema_change != "fail":
         return
+    added, removed = _column_changes(source, target)
     current = column_names(target.names)
-    wanted = column_names(source.names)
-    added = [f.name for f in source if f.name not in current and not pa.types.is_null(f.type)]
-    removed = [name for name in target.names if name not in wanted]
     retyped = []
     for column in source:
         if column.name in current and not pa.types.is_null(column.type):
@@ -138,10 +136,20 @@ def _refuse_schema_drift(spec: Spec, source: pa.Schema, target: pa.Schema) -> No
     if added or removed or retyped:
         raise SchemaChangeError(
             "The source and target schemas on this incremental model are out of sync! "
-            f"New columns in the model: {added}; columns the model no longer has: {removed}; "
-            f"columns whose type changed: {retyped}. Set on_schema_change to append_new_columns or "
-            "sync_all_columns, or run with --full-refresh."
+            f"New columns in the model: {[f.name for f in added]}; "
+            f"columns the model no longer has: {removed}; columns whose type changed: {retyped}. "
+            "Set on_schema_change to append_new_columns or sync_all_columns, or run with --full-refresh."
         )
+
+
+def _column_changes(source: pa.Schema, target: pa.Schema) -> tuple[list[pa.Field], list[str]]:
+    """The model's columns the table lacks (a NULL-typed one does not count: it has no type to add)
+    and the table's columns the model lacks, names matched as Spark matches them."""
+    current = column_names(target.names)
+    wanted = column_names(source.names)
+    added = [f for f in source if f.name not in current and not pa.types.is_null(f.type)]
+    removed = [name for name in target.names if name not in wanted]
+    return added, removed
 
 
 def _spark_type_name(arrow_type: pa.DataType) -> str:
@@ -154,10 +162,7 @@ def _spark_type_name(arrow_type: pa.DataType) -> str:
 
 def _sync_schema(target: TableWrite, rows: pa.Table, spec: Spec, properties: dict[str, str]) -> TableWrite:
     """Honour `on_schema_change`; `ignore` leaves the table as it is (new columns are not written)."""
-    current = column_names(target.current.schema.names)
-    wanted = column_names(rows.column_names)
-    added = [f for f in rows.schema if f.name not in current and not pa.types.is_null(f.type)]
-    removed = [name for name in target.current.schema.names if name not in wanted]
+    added, removed = _column_changes(rows.schema, target.current.schema)
     if not added and not removed or spec.on_schema_change in ("ignore", "fail"):
         return target  # `fail` was checked before any cast (`_refuse_schema_drift`)
     drop = removed if spec.on_schema_change == "sync_all_columns" else []
@@ -166,6 +171,7 @@ def _sync_schema(target: TableWrite, rows: pa.Table, spec: Spec, properties: dic
     # the columns the table keeps must take the rows before the schema change commits: a run that
     # then fails on a value must not leave the table with its columns changed
     dropped = column_names(drop)
+    wanted = column_names(rows.column_names)
     kept = pa.schema([f for f in target.current.schema if f.name not in dropped and f.name in wanted])
     merge.conform(rows, kept)
     return schema_evolution.evolve(target, added, drop, properties)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -11,6 +10,7 @@ import pyarrow as pa
 
 from dbt.adapters.lancens.commits.table_write import TableWrite
 from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.spark.options import read_options
 from dbt.adapters.lancens.spark.types import conform, spark_arrow_schema, to_spark_schema
 
 
@@ -45,9 +45,7 @@ def addressed_view(target: TableWrite, columns: Sequence[str] | None = None) -> 
     runtime = target.runtime
     name = f"lancens_target_{uuid.uuid4().hex}"
     options = {
-        "path": target.location,
-        "version": str(target.current.version),
-        "storage_options": json.dumps(target.storage_options, sort_keys=True),
+        **read_options(target.location, target.storage_options, target.current.version),
         "row_address": "true",
     }
     if columns:

@@ -6,7 +6,6 @@ what the `lancens.list_table_versions` / `restore_table` macros and `at_version`
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,6 +15,7 @@ from dbt.adapters.lancens.commits.table_write import open_write
 from dbt.adapters.lancens.core.names import database_name
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
+from dbt.adapters.lancens.spark.options import read_options
 
 PROVENANCE_COLUMNS = ("dbt_invocation_id", "dbt_model", "dbt_run_started_at", "dbt_lancens_version")
 
@@ -96,11 +96,7 @@ def at_version(runtime: LancensRuntime, table_id: list[str], version: int) -> st
     namespace.describe_table_version(table_id, version)  # 11 when the version does not exist
     location = namespace.describe_table(table_id).location
     name = f"lancens_at__{database_name(table_id[:-1])}__{table_id[-1]}__v{int(version)}"
-    options = {
-        "path": location,
-        "version": str(int(version)),
-        "storage_options": json.dumps(namespace.storage_options, sort_keys=True),
-    }
+    options = read_options(location, namespace.storage_options, version)
     runtime.activate()
     runtime.spark.read.format("lance").options(**options).load().createOrReplaceTempView(name)
     return f"`{name}`"

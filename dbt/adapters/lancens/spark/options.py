@@ -68,6 +68,15 @@ def _indexes(raw: str | None, name: str) -> tuple[int, ...] | None:
     return indexes
 
 
+def read_options(uri: str, storage_options: Mapping[str, str], version: int | None = None) -> dict[str, str]:
+    """The string options a reader of `uri` (at `version`, else the latest) is given, as
+    `LanceOptions.parse` reads them back."""
+    options = {"path": uri, "storage_options": json.dumps(dict(storage_options), sort_keys=True)}
+    if version is not None:
+        options["version"] = str(int(version))
+    return options
+
+
 @dataclass(frozen=True)
 class LanceOptions:
     """Everything the reader and writer need, picklable, shipped to Spark's Python workers.
