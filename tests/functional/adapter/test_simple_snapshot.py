@@ -7,9 +7,8 @@ TIME ZONE`, `'…'` strings stored into timestamp columns, `{database}.{schema}`
 `ALTER TABLE ... ADD COLUMN` become namespace operations, `INSERT`, `UPDATE` and `DELETE` Lance
 commits (README "DDL" and "Snapshots").
 
-Left out: test_various_configs.py (BaseSnapshotColumnNames*, BaseSnapshotInvalidColumnNames,
-BaseSnapshotDbtValidToCurrent, BaseSnapshotMultiUniqueKey): their statements are module constants
-passed straight to `project.run_sql`, with no fixture to give them in Spark SQL.
+test_various_configs.py passes its statements straight to `project.run_sql`: its classes run in
+test_snapshot_configs.py.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from dbt.adapters.lancens.core.errors import (
 )
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.statements import route
-from dbt.adapters.lancens.statements.text import is_blank
+from dbt.adapters.lancens.statements.text import statements
 
 logger = AdapterLogger("lancens")
 
@@ -49,10 +49,15 @@ class SparkSqlHandle:
         if bindings:
             raise DbtRuntimeError("dbt-lancens does not support SQL bindings; render values into the SQL")
         self.runtime.describe_jobs(self.job_description())
-        statement = sql.strip().rstrip(";")
-        # Macros that write through the engine leave their statement empty; DML and DDL on
-        # namespace objects are carried out through the engine (statements/route.py).
-        if is_blank(statement) or route.apply(self.runtime, statement):
+        # Macros that write through the engine leave their statement empty.
+        self._description, self._rows = [], []
+        for statement in statements(sql):
+            self._run(statement)
+
+    def _run(self, statement: str) -> None:
+        """One statement; its result replaces the previous statement's (a script returns its last).
+        DML and DDL on namespace objects are carried out through the engine (statements/route.py)."""
+        if route.apply(self.runtime, statement):
             self._description, self._rows = [], []
             return
         frame = self.runtime.sql(statement, pushdown=True)

@@ -4,6 +4,7 @@
   {%- if temporary -%}
     {{ create_temporary_view(relation, compiled_code) }}
   {%- else -%}
+    {%- if language == 'sql' -%}{%- do lancens_run_sql_header() -%}{%- endif -%}
     {%- do adapter.write_relation(relation, compiled_code, language, 'overwrite', lancens_provenance()) -%}
   {%- endif -%}
 {%- endmacro %}

@@ -19,12 +19,13 @@
 
   {{ run_hooks(pre_hooks) }}
 
+  {%- do lancens_run_sql_header() -%}
   {% set strategy_macro = strategy_dispatch(strategy_name) %}
   {% set strategy = strategy_macro(model, "snapshotted_data", "source_data", model['config'], target_relation_exists) %}
 
   {% if not target_relation_exists %}
     {% set build_sql = build_snapshot_table(strategy, model['compiled_code']) %}
-    {%- do write('create or replace table ' ~ target_relation ~ ' using lance as\n' ~ build_sql) -%}
+    {%- do write(lancens_sql_header_text() ~ 'create or replace table ' ~ target_relation ~ ' using lance as\n' ~ build_sql) -%}
     {%- set response = adapter.write_relation(target_relation, build_sql, 'sql', 'overwrite', lancens_provenance(),
           config.get('indexes')) -%}
   {% else %}
@@ -36,7 +37,7 @@
           'dbt_valid_to': columns.dbt_valid_to,
           'valid_to_current': config.get('dbt_valid_to_current') or '',
       } %}
-    {%- do write('-- dbt-lancens: these changes are merged into ' ~ target_relation
+    {%- do write(lancens_sql_header_text() ~ '-- dbt-lancens: these changes are merged into ' ~ target_relation
           ~ ' on ' ~ columns.dbt_scd_id ~ ' as one Lance version\n' ~ staging_sql) -%}
     {%- set response = adapter.apply_snapshot_staging(target_relation, staging_sql, merge_columns, lancens_provenance()) -%}
   {% endif %}

@@ -10,10 +10,11 @@
     {% do adapter.drop_relation(existing_relation, config.get('on_drop', 'purge')) %}
   {% endif %}
 
+  {%- do lancens_run_sql_header() -%}
   {%- if config.get('contract').enforced -%}
     {%- do get_assert_columns_equivalent(sql) -%}
   {%- endif -%}
-  {%- do write('create or replace view ' ~ target_relation ~ ' as\n' ~ sql) -%}
+  {%- do write(lancens_sql_header_text() ~ 'create or replace view ' ~ target_relation ~ ' as\n' ~ sql) -%}
   {%- set response = adapter.create_view(target_relation, sql, lancens_model_reads(model)) -%}
   {% do store_result('main', response=response) %}
 
