@@ -20,6 +20,7 @@
   {% do lancens_run_table_maintenance(target_relation) %}
 
   {% do apply_grants(target_relation, config.get('grants')) %}
+  {% do lancens_warn_spark_layout_configs(target_relation) %}
   {% do persist_docs(target_relation, model) %}
 
   {{ run_hooks(post_hooks) }}
