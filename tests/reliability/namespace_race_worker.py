@@ -133,6 +133,8 @@ ACTIONS: dict[str, tuple[Callable[[Task], Any], Callable[[Any, Task, int], objec
     ),
     "native_create_table": (_native, _native_create_table),
     "native_drop_table": (_native, _native_drop_table),
+    "create_namespace": (_ours, lambda ns, task, worker: ns.create_namespace(task.args["id"]).id),
+    "drop_namespace": (_ours, lambda ns, task, worker: ns.drop_namespace(task.args["id"])),
     "create_view": (_ours, lambda ns, task, worker: ns.create_view(task.args["id"], f"select {worker}").sql),
     "declare_table": (_ours, lambda ns, task, worker: ns.declare_table(task.args["id"]).location),
     "register_table": (

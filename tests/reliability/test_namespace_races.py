@@ -351,3 +351,33 @@ def test_drop_same_table_mixed_with_native_gone_once(
         assert not ns.table_exists(["n", "t"]) and ns.list_tables(["n"]).items == []
         assert "n$t" not in _object_ids(root, {})
         assert not Storage(root, {}).has_files(location)
+
+
+def test_drop_namespace_against_creates_in_it_leaves_no_orphan(
+    request: pytest.FixtureRequest, racers: Racers, tmp_path: Path
+) -> None:
+    """DropNamespace of an empty namespace racing three creates in it (a table, a declared table, a
+    child namespace): either the drop wins and every create gets 1, or a create wins and the drop
+    gets 3 (spec 002). Before each insert rewrote its parent's row, all four used to succeed,
+    leaving rows under a namespace that no longer existed."""
+    for _ in range(REPEATS):
+        root = _fresh_root(request, tmp_path, {})
+        _ns(root, {}).create_namespace(["n"])
+        outcomes = racers.round(
+            [
+                Task("drop_namespace", root, {}, {"id": ["n"]}),
+                Task("create_table", root, {}, {"id": ["n", "t1"]}),
+                Task("declare_table", root, {}, {"id": ["n", "t2"]}),
+                Task("create_namespace", root, {}, {"id": ["n", "c"]}),
+            ]
+        )
+        _no_raw(outcomes)
+        dropped, *creates = outcomes
+        if dropped.ok:
+            assert all(not create.ok and create.value == 1 for create in creates), outcomes
+            assert _object_ids(root, {}) == []
+            assert [e for e in _entries(root, {}) if e != "__manifest"] == []  # no orphan directory
+        else:
+            assert dropped.value == 3 and any(create.ok for create in creates), outcomes
+            made = sorted(["n$t1", "n$t2", "n$c"][k] for k, create in enumerate(creates) if create.ok)
+            assert sorted(_object_ids(root, {})) == sorted(["n", *made])

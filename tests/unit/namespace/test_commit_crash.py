@@ -176,3 +176,35 @@ def test_publish_killed_is_all_or_nothing(root: str, tmp_path: Path, step: str) 
     for table_id in (T, U):
         rows = lance.dataset(ns.describe_table(table_id).location).to_table().num_rows
         assert rows == (2 if step == "staged" else 3)
+
+
+@pytest.mark.parametrize("move", ["rename", "deregister_and_register"])
+def test_rename_or_deregister_keeps_an_interrupted_commit(root: str, tmp_path: Path, move: str) -> None:
+    """The row of a killed writer's version is the commit: renaming or deregistering the table
+    before anyone read it used to delete that row with the table's, losing version 2."""
+    _kill_at(_child_commit, root, "row_inserted", tmp_path)
+    ns = DirectoryNamespace(root)
+    if move == "rename":
+        ns.rename_table(T, ["ns", "moved"])
+        info = ns.describe_table(["ns", "moved"])
+    else:
+        location = ns.deregister_table(T).location
+        ns.register_table(T, location)
+        info = ns.describe_table(T)
+    assert info.version == 2
+    assert sorted(lance.dataset(info.location).to_table().column("id").to_pylist()) == [0, 1, 100, 101]
+
+
+def test_rename_refuses_while_a_version_is_being_committed(root: str, tmp_path: Path) -> None:
+    """A version row that still points at a staged manifest when the rename commits belongs to a
+    commit running right now (the rename finished every earlier one): 14, the table unchanged."""
+    from dbt.adapters.lancens.namespace import errors
+    from dbt.adapters.lancens.namespace.table_ops import _refuse_unfinished
+
+    _kill_at(_child_commit, root, "row_inserted", tmp_path)
+    ns = DirectoryNamespace(root)
+    resolved = ns._context.resolve_table(T)
+    with pytest.raises(errors.ConcurrentModificationError, match="version 2 is being committed"):
+        _refuse_unfinished(ns._context.manifest.current(), resolved)
+    ns.describe_table(T)  # a reader finishes it
+    _refuse_unfinished(ns._context.manifest.current(), resolved)

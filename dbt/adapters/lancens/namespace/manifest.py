@@ -72,10 +72,49 @@ class ManifestChange:
     insert: Sequence[Row] = ()
     replace: Sequence[Row] = ()
     delete: Sequence[str] = ()
+    guard: Sequence[Row] = ()
+    """With ``insert``: rows written back unchanged (``parent_guard``), so that a concurrent commit
+    deleting or changing one of them conflicts with this one."""
 
     def __post_init__(self) -> None:
         if self.replace and (self.insert or self.delete):
             raise ValueError("a manifest change replaces rows, or inserts and/or deletes them")
+        if self.guard and not self.insert:
+            raise ValueError("only an insert guards rows")
+
+
+_NAMESPACE_CHILDREN = ("namespace", "table")
+"""Object types whose rows live in a namespace (views are ``table`` rows with a marker)."""
+
+
+def parent_guard(view: ManifestView, rows: Sequence[Row]) -> list[Row]:
+    """The rows of the child namespaces the new ``rows`` go into, to be written back unchanged in
+    the same commit; 1 when one of them is gone.
+
+    Checking the parent before the insert is not enough: a concurrent DropNamespace deletes the
+    parent's row while this commit inserts a child's, the two touch different rows, and Lance
+    rebases one on the other, leaving the child under a namespace that no longer exists (spec
+    002 forbids both halves: DropNamespace of a namespace with children, CreateX under a missing
+    one). Rewriting the parent's row makes Lance see the two commits conflict, and the loser plans
+    again: the drop then finds the child (3), or the create finds no parent (1)."""
+    inserted = {row["object_id"] for row in rows}
+    parents = sorted(
+        {
+            ids.object_id(ids.split(row["object_id"])[:-1])
+            for row in rows
+            if row["object_type"] in _NAMESPACE_CHILDREN and ids.DELIMITER in row["object_id"]
+        }
+        - inserted
+    )
+    guard = []
+    for parent in parents:
+        row = view.get(parent)
+        if row is None or row["object_type"] != "namespace":
+            raise errors.NamespaceNotFoundError(
+                f"namespace {ids.display(ids.split(parent))} not found: it was dropped concurrently"
+            )
+        guard.append(row)
+    return guard
 
 
 POINT_LOOKUP_ROWS = 1000
@@ -383,8 +422,11 @@ class ManifestTable:
             builder = builder.when_matched_update_all()
             source = list(change.replace)
         elif change.insert:
-            builder = builder.when_matched_fail().when_not_matched_insert_all()
-            source = list(change.insert)
+            # A guarded insert rewrites its guard rows (matched); its new ids are free in the
+            # planned version, and a racer inserting one of them guards the same parent.
+            matched = builder.when_matched_update_all() if change.guard else builder.when_matched_fail()
+            builder = matched.when_not_matched_insert_all()
+            source = [*change.guard, *change.insert]
             if change.delete:
                 ids = ", ".join(_sql_string(i) for i in change.delete)
                 builder = builder.when_not_matched_by_source_delete(f"object_id IN ({ids})")
@@ -417,7 +459,8 @@ class ManifestTable:
 
     def insert(self, rows: list[Row]) -> None:
         """Insert rows in one commit; DuplicateObjectIdError if an id exists (``concurrent`` when a
-        racing writer inserted it while this call ran)."""
+        racing writer inserted it while this call ran), 1 if a child namespace they go into is
+        gone (``parent_guard``)."""
         object_ids = [row["object_id"] for row in rows]
         repeated = sorted({i for i in object_ids if object_ids.count(i) > 1})
         if repeated:
@@ -427,7 +470,7 @@ class ManifestTable:
             taken = [i for i in object_ids if view.get(i) is not None]
             if taken:
                 raise errors.DuplicateObjectIdError(taken, concurrent)
-            return ManifestChange(insert=rows)
+            return ManifestChange(insert=rows, guard=parent_guard(view, rows))
 
         self.commit(plan)
 

@@ -8,6 +8,7 @@ writers on one table exactly one wins.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,11 +18,11 @@ import pyarrow as pa
 from dbt.adapters.lancens.namespace import commit, datasets, errors, ids, kinds, layout, props
 from dbt.adapters.lancens.namespace.context import NamespaceContext
 from dbt.adapters.lancens.namespace.datasets import TableData
-from dbt.adapters.lancens.namespace.manifest import ManifestChange, ManifestView, Plan
+from dbt.adapters.lancens.namespace.manifest import ManifestChange, ManifestView, Plan, parent_guard
 from dbt.adapters.lancens.namespace.models import Page, ResolvedTable, TableInfo
 from dbt.adapters.lancens.namespace.relocate import cloned_from, move_table_dir, undo_move
 from dbt.adapters.lancens.namespace.storage import Storage
-from dbt.adapters.lancens.namespace.versions import VersionManager
+from dbt.adapters.lancens.namespace.versions import VersionManager, is_finished, version_rows
 
 
 def _already_exists(table_id: list[str], concurrent: bool) -> errors.NamespaceError:
@@ -87,14 +88,41 @@ def _still_there(fs: Storage, view: ManifestView, resolved: ResolvedTable) -> di
     return row
 
 
-def _removal_plan(fs: Storage, resolved: ResolvedTable) -> Plan:
-    """Delete the table's row and its version rows, exactly once (drop and deregister)."""
+def _refuse_unfinished(view: ManifestView, resolved: ResolvedTable) -> None:
+    """14 while a version of the table is committed but not finished (its row points at a staged
+    manifest): dropping the row now would lose that version. The callers settle the table first,
+    so what is left is a commit running right now."""
+    unfinished = sorted(v for v, meta in version_rows(view, resolved.id).items() if not is_finished(v, meta))
+    if unfinished:
+        raise errors.ConcurrentModificationError(
+            f"table {ids.display(resolved.id)}: version {unfinished[0]} is being committed; retry"
+        )
+
+
+def _removal_plan(fs: Storage, resolved: ResolvedTable, keep_versions: bool) -> Plan:
+    """Delete the table's row and its version rows, exactly once (drop and deregister). A
+    deregister keeps the table's files, so it must not forget a version in the middle of its
+    commit (``keep_versions``); a drop deletes them all anyway."""
 
     def plan(view: ManifestView, concurrent: bool) -> ManifestChange:
         _still_there(fs, view, resolved)
+        if keep_versions:
+            _refuse_unfinished(view, resolved)
         return ManifestChange(delete=[ids.object_id(resolved.id), *_version_row_ids(view, resolved.id)])
 
     return plan
+
+
+def _owner_of(fs: Storage, view: ManifestView, location: str) -> str | None:
+    """The object id of the table or view whose directory ``location`` is, if any."""
+    for object_id, row in view.by_id.items():
+        if (
+            kinds.object_kind(row) in (kinds.TABLE, kinds.VIEW)
+            and row["location"]
+            and layout.absolute_location(fs, row["location"]).rstrip("/") == location
+        ):
+            return object_id
+    return None
 
 
 def reserve(fs: Storage, object_id: list[str], location: str) -> None:
@@ -223,9 +251,12 @@ class TableOps:
             raise _already_exists(table_id, concurrent=False)
         target = self._ctx.new_location(table_id)
         if location is not None and layout.absolute_location(self._ctx.fs, location) != target:
-            if self._ctx.uses_v1_naming(table_id):
-                raise errors.InvalidInputError(f"table {ids.display(table_id)} must live at {target}")
-            target = layout.absolute_location(self._ctx.fs, location)
+            # Spec 002 determines the location, and native refuses any other (13). Taking one would
+            # let drop_table delete a directory the table never owned (outside the root, __manifest).
+            raise errors.InvalidInputError(
+                f"declare_table {ids.display(table_id)}: location {location!r} is not where the table "
+                f"must live ({target}); leave location out"
+            )
         reserve(self._ctx.fs, table_id, target)
         if self._ctx.manifest_enabled:
             row = {
@@ -238,6 +269,9 @@ class TableOps:
             except errors.DuplicateObjectIdError as exc:
                 release(self._ctx.fs, target)
                 raise _already_exists(table_id, exc.concurrent) from exc
+            except errors.NamespaceNotFoundError:
+                release(self._ctx.fs, target)
+                raise
         return TableInfo(table_id, table_id[-1], table_id[:-1], target, None, None, {}, True)
 
     def create_table(
@@ -285,10 +319,16 @@ class TableOps:
                     self._fill_declared(declared, row["metadata"])
                 else:
                     self._ctx.manifest.insert([row])
-            except (errors.DuplicateObjectIdError, errors.TableNotFoundError) as exc:
+            except (
+                errors.DuplicateObjectIdError,
+                errors.TableNotFoundError,
+                errors.NamespaceNotFoundError,
+            ) as exc:
                 # The registration lost: the dataset this call created must not stay behind (a
                 # reservation marker in the directory, someone else's, is kept).
                 datasets.remove_created(self._ctx.fs, location)
+                if isinstance(exc, errors.NamespaceNotFoundError):
+                    raise
                 if isinstance(exc, errors.TableNotFoundError):
                     raise errors.ConcurrentModificationError(
                         f"table {ids.display(table_id)} was dropped or renamed while it was being created"
@@ -394,10 +434,20 @@ class TableOps:
                 "object_type": "table",
                 "location": layout.relative_location(self._ctx.fs, target),
             }
-            try:
-                self._ctx.manifest.insert([row])
-            except errors.DuplicateObjectIdError as exc:
-                raise _already_exists(table_id, exc.concurrent) from exc
+
+            def plan(view: ManifestView, concurrent: bool) -> ManifestChange:
+                if view.get(row["object_id"]) is not None:
+                    raise _already_exists(table_id, concurrent)
+                owner = _owner_of(self._ctx.fs, view, target)
+                if owner is not None:
+                    # Two names for one directory: dropping either would delete the other's data.
+                    raise errors.InvalidInputError(
+                        f"register_table {ids.display(table_id)}: {location!r} is already the "
+                        f"directory of {ids.display(ids.split(owner))}"
+                    )
+                return ManifestChange(insert=[row], guard=parent_guard(view, [row]))
+
+            self._ctx.manifest.commit(plan)
         if self._ctx.fs.exists(deregistered):
             self._ctx.fs.rm(deregistered)
         return self._table_info(self._ctx.resolve_table(table_id))
@@ -407,11 +457,18 @@ class TableOps:
             raise errors.InvalidInputError(f"register_table {ids.display(table_id)}: location is required")
         if ".." in location.replace("\\", "/").split("/"):
             raise errors.InvalidInputError(f"register_table: path traversal in {location!r} is not allowed")
-        target = layout.absolute_location(self._ctx.fs, location.rstrip("/"))
-        if layout.relative_location(self._ctx.fs, target) == target:
+        given = layout.absolute_location(self._ctx.fs, location.rstrip("/"))
+        relative = layout.relative_location(self._ctx.fs, given)
+        if relative == given:
             raise errors.InvalidInputError(
                 f"register_table: {location!r} is not under the root {self._ctx.root}"
             )
+        relative = posixpath.normpath(relative)  # one spelling per directory: ./t.lance is t.lance
+        if relative == "." or relative.split("/")[0] == ids.MANIFEST_NAME:
+            raise errors.InvalidInputError(
+                f"register_table: {location!r} is the root or the namespace's own {ids.MANIFEST_NAME}"
+            )
+        target = self._ctx.fs.join(relative)
         if not self._ctx.manifest_enabled and target != self._ctx.v1_location(table_id[-1]):
             raise errors.InvalidInputError(f"V1 tables live at <name>.lance; cannot register {location!r}")
         if not layout.has_versions(self._ctx.fs, target):
@@ -424,10 +481,10 @@ class TableOps:
         (a root ``*.lance`` one) also gets ``.lance-deregistered``, else the table would come straight
         back (native's behaviour), or a child table whose name ends in ``.lance`` would appear as a
         root table named after its hashed directory."""
-        resolved = self._ctx.resolve_table(id)
+        resolved = self._resolve_settled(id)
         info = self._table_info(resolved)
         if resolved.in_manifest:
-            self._ctx.manifest.commit(_removal_plan(self._ctx.fs, resolved))
+            self._ctx.manifest.commit(_removal_plan(self._ctx.fs, resolved, keep_versions=True))
         if self._ctx.dir_listing_enabled and layout.listed_by_directory(self._ctx.fs, resolved.location):
             marker = layout.marker_path(resolved.location, layout.DEREGISTERED_MARKER)
             try:
@@ -459,7 +516,7 @@ class TableOps:
             resolved.declared_only,
         )
         if resolved.in_manifest:
-            self._ctx.manifest.commit(_removal_plan(self._ctx.fs, resolved))
+            self._ctx.manifest.commit(_removal_plan(self._ctx.fs, resolved, keep_versions=False))
         try:
             for directory in [resolved.location, *cloned_from(self._ctx, resolved)]:
                 self._ctx.fs.rm_tree(directory)
@@ -492,7 +549,7 @@ class TableOps:
         """
         if not self._ctx.manifest_enabled:
             raise errors.UnsupportedOperationError("rename_table needs manifest_enabled=true")
-        resolved = self._ctx.resolve_table(id)
+        resolved = self._resolve_settled(id)
         target_id = ids.validate(new_id, what="table", allow_root=False, argument="new_id")
         if self._check_creatable(target_id) is not None:
             raise _already_exists(target_id, concurrent=False)
@@ -515,10 +572,11 @@ class TableOps:
             gone: list[str] = []
             if resolved.in_manifest:
                 _still_there(self._ctx.fs, view, resolved)
+                _refuse_unfinished(view, resolved)
                 gone = [ids.object_id(resolved.id), *_version_row_ids(view, resolved.id)]
             if view.get(new_oid) is not None:
                 raise _already_exists(target_id, concurrent)
-            return ManifestChange(insert=[row], delete=gone)
+            return ManifestChange(insert=[row], delete=gone, guard=parent_guard(view, [row]))
 
         try:
             self._ctx.manifest.commit(plan)

@@ -120,6 +120,23 @@ def _stats(info: dict[str, Any]) -> tuple[int | None, str | None, int | None]:
     return size, e_tag, millis
 
 
+def is_finished(version: int, meta: dict[str, Any]) -> bool:
+    """Whether a ``table_version`` row points at the version's final manifest (step 4 done)."""
+    final = manifest_name(version, meta.get("naming_scheme", "V2"))
+    return meta.get("manifest_path") == f"{VERSIONS_DIR}/{final}"
+
+
+def version_rows(view: ManifestView, table_id: Sequence[str]) -> dict[int, dict[str, Any]]:
+    """``table_version`` rows of one table in ``view``: version -> decoded metadata JSON."""
+    oid = ids.object_id(table_id)
+    found: dict[int, dict[str, Any]] = {}
+    for suffix in view.children(oid, TABLE_VERSION):
+        row = view.get(f"{oid}{ids.DELIMITER}{suffix}")
+        if row is not None and suffix.isdigit():
+            found[int(suffix)] = json.loads(row["metadata"] or "{}")
+    return found
+
+
 class VersionManager:
     """Version operations of one DirectoryNamespace (it delegates its version methods here; the
     commits themselves are in commit.py)."""
@@ -149,15 +166,8 @@ class VersionManager:
         return found
 
     def _rows(self, table_id: Sequence[str]) -> dict[int, dict[str, Any]]:
-        """``table_version`` rows of one table: version -> decoded metadata JSON."""
-        view = self._ctx.manifest.current()
-        oid = ids.object_id(table_id)
-        found: dict[int, dict[str, Any]] = {}
-        for suffix in view.children(oid, TABLE_VERSION):
-            row = view.get(f"{oid}{ids.DELIMITER}{suffix}")
-            if row is not None and suffix.isdigit():
-                found[int(suffix)] = json.loads(row["metadata"] or "{}")
-        return found
+        """``table_version`` rows of one table at the latest manifest version."""
+        return version_rows(self._ctx.manifest.current(), table_id)
 
     def _point_rows(self, rows: Sequence[dict[str, Any]]) -> None:
         """Step 4: replace the metadata of version rows still present (a row whose table was dropped
@@ -233,7 +243,7 @@ class VersionManager:
         Asked again of the store rather than answered from the listing: a writer may have finalized
         the version between the listing and the row read."""
         final = f"{VERSIONS_DIR}/{manifest_name(version, meta.get('naming_scheme', 'V2'))}"
-        return meta.get("manifest_path") == final and not self._ctx.fs.exists(_join(table.location, final))
+        return is_finished(version, meta) and not self._ctx.fs.exists(_join(table.location, final))
 
     def settle(self, table: ResolvedTable) -> ResolvedTable:
         """Finish the table's managed versions whose writer stopped after the row insert.
@@ -244,8 +254,7 @@ class VersionManager:
         still pointing at a staging manifest are touched."""
         rows = self._rows(table.id)
         for version, meta in rows.items():
-            final = f"{VERSIONS_DIR}/{manifest_name(version, meta.get('naming_scheme', 'V2'))}"
-            if meta.get("manifest_path") != final:
+            if not is_finished(version, meta):
                 self._finish(table, version, meta)
         if rows and table.declared_only:
             return replace(table, declared_only=False)

@@ -93,6 +93,9 @@ class ViewOps:
             release(self._ctx.fs, location)
             cls = errors.ConcurrentModificationError if exc.concurrent else errors.TableAlreadyExistsError
             raise cls(f"object {ids.display(view_id)} already exists") from exc
+        except errors.NamespaceNotFoundError:
+            release(self._ctx.fs, location)
+            raise
         return ViewInfo(view_id, sql, bases, values)
 
     def _replace_view(self, view_id: list[str], row: dict[str, Any]) -> bool:
