@@ -46,9 +46,7 @@ class TestSparkLayoutConfigs:
         results, log = run_dbt_and_capture(["run"])
         assert all(result.status == "success" for result in results)
         flat = " ".join(log.split())
-        warned = {
-            name.strip("`'.").split(".")[-1].strip("`"): what for name, what in WARNING.findall(flat)
-        }
+        warned = {name.strip("`'.").split(".")[-1].strip("`"): what for name, what in WARNING.findall(flat)}
         assert sorted(warned) == ["delta_table", "merged"]
         for config in ("file_format 'delta'", "location_root", "clustered_by", "buckets", "partition_by"):
             assert config in warned["delta_table"]
