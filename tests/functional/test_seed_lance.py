@@ -180,7 +180,8 @@ class TestSimpleSeedColumnOverride(BaseSimpleSeedColumnOverride):
         return {"seed_id_str": "string", "looks_like_a_bool": "string", "looks_like_a_date": "string"}
 
 
-# Quotes, delimiters inside quotes, a newline inside a field, an empty field (NULL) and `""`.
+# Quotes, delimiters inside quotes, a newline inside a field, an empty field and `""` (both NULL,
+# as dbt-core's agate loader makes them).
 TRICKY_CSV = 'id;note;amount\n1;"say ""hi""; then go";1.5\n2;"two\nlines";\n3;"";2\n4;;3\n'
 MALFORMED_CSV = "id;note;amount\n1;a;1\n2;b;2;extra\n"
 
@@ -207,7 +208,7 @@ class TestSeedEdgeCases:
         assert [(r["id"], r["note"]) for r in rows] == [
             (1, 'say "hi"; then go'),
             (2, "two\nlines"),
-            (3, ""),  # "" is the empty string
+            (3, None),  # "" is NULL, as in dbt-spark
             (4, None),  # an empty field is NULL
         ]
         assert [r["amount"] is None for r in rows] == [False, True, False, False]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,28 @@ def test_timestamps_with_and_without_offsets(spark, tmp_path: Path) -> None:
     zoned.write_text("at\n2024-01-02T03:04:05+02:00\n")
     table = read_seed_csv(spark, str(zoned), column_types={"at": "timestamp"})
     assert str(table.column("at")[0]) == "2024-01-02 01:04:05+00:00"
+
+
+def test_nulls_and_text_as_dbt_core_loads_them(spark, tmp_path: Path) -> None:
+    """The same values dbt-core's own seed loader (agate, used by dbt-spark) gives: `null` in any of
+    its usual spellings and empty fields, quoted or not, are NULL in every column, declared ones
+    included; times of day stay text. The file used to give 'null' strings and a string `amount`."""
+    from dbt_common.clients.agate_helper import from_csv
+
+    text = (
+        "id,amount,name,label,at\n"
+        "1,10,a,x,10:00:00\n"
+        '2,null,null,"",11:30:00\n'
+        '3,NULL,"",Null,\n'
+        '4,Null,b,"null",\n'
+    )
+    path = _csv(tmp_path, text)
+    table = read_seed_csv(spark, path, column_types={"label": "string"})
+    assert table.schema.field("amount").type == "int64"
+    assert table.schema.field("at").type == "string"
+    expected = from_csv(path, text_columns=["label"])  # dbt-core's parse of the same file
+    assert [[row[name] for name in table.column_names] for row in table.to_pylist()] == [
+        [int(v) if isinstance(v, Decimal) else v for v in row.values()] for row in expected.rows
+    ]
+    assert table.column("name").to_pylist() == ["a", None, None, "b"]
+    assert table.column("label").to_pylist() == ["x", None, None, None]

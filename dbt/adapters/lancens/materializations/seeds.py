@@ -1,7 +1,9 @@
 """Seeds: CSV to Lance through Arrow, never through SQL `INSERT ... VALUES`.
 
-pyarrow's CSV reader handles quotes, delimiters and newlines inside quoted fields. An empty field
-is NULL and a quoted empty field (`""`) is the empty string. `column_types` are Spark SQL type
+pyarrow's CSV reader handles quotes, delimiters and newlines inside quoted fields. NULL is what it
+is in dbt-core's seed loader (agate, so in dbt-spark and dbt-duckdb too): an empty field, quoted or
+not, and `null` (`NULL`, `Null`), in every column, declared ones included. A column of times of day
+is text, as agate has no time type. `column_types` are Spark SQL type
 names, as in any dbt-spark project (`timestamp`, `decimal(10,2)`, `array<float>`, ...). Text is read
 as Spark's CAST reads it: a `timestamp` without a zone offset is in the session time zone (UTC), a
 `date` may carry a time of day; an `array`, `map` or `struct` cell is JSON. The whole file is parsed
@@ -58,16 +60,10 @@ def read_seed_csv(
     declared = {name: _arrow_type(spark, name, type_name) for name, type_name in (column_types or {}).items()}
     parse_types = {name: _csv_type(kind) for name, kind in declared.items()}
     try:
-        table = pacsv.read_csv(
-            path,
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
-            convert_options=pacsv.ConvertOptions(
-                column_types=parse_types,
-                null_values=[""],
-                strings_can_be_null=True,
-                quoted_strings_can_be_null=False,
-            ),
-        )
+        table = _read(path, delimiter, parse_types)
+        times = {f.name: pa.string() for f in table.schema if pa.types.is_time(f.type)}
+        if times:  # pyarrow inferred a time of day: read those columns again as text
+            table = _read(path, delimiter, {**parse_types, **times})
     except OSError as exc:
         raise ValueError(f"Could not load seed file {path}: {exc}") from exc
     except pa.ArrowInvalid as exc:
@@ -86,6 +82,23 @@ def read_seed_csv(
             index = table.column_names.index(name)
             table = table.set_column(index, name, _convert(path, name, table.column(name), kind))
     return _spark_friendly(table, set(declared))
+
+
+NULL_SPELLINGS = ["", "null", "NULL", "Null"]
+"""agate's null values (`""`, `null`) in the spellings a CSV has; agate compares lower-cased."""
+
+
+def _read(path: str, delimiter: str, column_types: dict[str, pa.DataType]) -> pa.Table:
+    return pacsv.read_csv(
+        path,
+        parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
+        convert_options=pacsv.ConvertOptions(
+            column_types=column_types,
+            null_values=NULL_SPELLINGS,
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=True,
+        ),
+    )
 
 
 def _csv_type(kind: pa.DataType) -> pa.DataType:
