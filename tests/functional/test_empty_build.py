@@ -34,6 +34,23 @@ MERGE_FAIL = """
 {{ config(materialized='incremental', unique_key='id', on_schema_change='fail') }}
 select id, name from {{ ref('people') }}
 """
+OVERWRITE = """
+{{ config(materialized='incremental', incremental_strategy='insert_overwrite') }}
+select id, name from {{ ref('people') }}
+"""
+OVERWRITE_PARTITIONS = """
+{{ config(materialized='incremental', incremental_strategy='insert_overwrite', partition_by='name') }}
+select id, name from {{ ref('people') }}
+"""
+DELETE_INSERT = """
+{{ config(materialized='incremental', incremental_strategy='delete+insert', unique_key='id') }}
+select id, name from {{ ref('people') }}
+"""
+MICROBATCH = """
+{{ config(materialized='incremental', incremental_strategy='microbatch', event_time='updated_at',
+          batch_size='day', begin='2024-01-01', lookback=0) }}
+select id, updated_at from {{ ref('people') }}
+"""
 PYTHON = """
 def model(dbt, session):
     dbt.config(materialized="table")
@@ -55,6 +72,10 @@ select * from {{ ref('people') }}
 }
 
 
+# the microbatch model's two days (without it, a backfill from `begin` to today)
+WINDOW = ["--event-time-start", "2024-01-01", "--event-time-end", "2024-01-03"]
+
+
 def _failures(results) -> list[tuple[str, str]]:
     return [(r.node.name, r.message) for r in results if r.status not in ("success", "pass")]
 
@@ -63,6 +84,11 @@ class TestBuildEmpty:
     @pytest.fixture(scope="class")
     def seeds(self) -> dict[str, str]:
         return {"people.csv": SEED_CSV}
+
+    @pytest.fixture(scope="class")
+    def project_config_update(self) -> dict:
+        # the microbatch model's batches read only their day of the seed
+        return {"seeds": {"+event_time": "updated_at"}}
 
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
@@ -75,6 +101,10 @@ class TestBuildEmpty:
             "inc_merge_append_columns.sql": MERGE_APPEND_COLUMNS,
             "inc_merge_sync.sql": MERGE_SYNC,
             "inc_merge_fail.sql": MERGE_FAIL,
+            "inc_overwrite.sql": OVERWRITE,
+            "inc_overwrite_partitions.sql": OVERWRITE_PARTITIONS,
+            "inc_delete_insert.sql": DELETE_INSERT,
+            "inc_microbatch.sql": MICROBATCH,
             "a_python.py": PYTHON,
         }
 
@@ -91,7 +121,7 @@ class TestBuildEmpty:
 
     def test_build_empty_then_full_then_empty(self, project, lancens_root: str) -> None:
         # a first build with --empty: every node succeeds; models have their columns and no rows
-        results = run_dbt(["build", "--empty"])
+        results = run_dbt(["build", "--empty", *WINDOW])
         assert all(r.status in ("success", "pass") for r in results), [
             (r.node.name, r.message) for r in results
         ]
@@ -104,13 +134,27 @@ class TestBuildEmpty:
             assert snapshot.count_rows() == 0 and "dbt_scd_id" in snapshot.schema.names
 
         # a real build fills everything
-        run_dbt(["build", "--full-refresh"])
-        for name in ("a_table", "inc_append", "inc_merge_append_columns", "inc_merge_sync", "people_ts"):
+        run_dbt(["build", "--full-refresh", *WINDOW])
+        for name in (
+            "a_table",
+            "inc_append",
+            "inc_merge_append_columns",
+            "inc_merge_sync",
+            "people_ts",
+            "inc_overwrite",
+            "inc_overwrite_partitions",
+            "inc_delete_insert",
+            "inc_microbatch",
+        ):
             assert self._table(project, lancens_root, name).count_rows() == 2, name
 
         # an empty build over existing tables: tables/views empty, incremental rows and snapshots kept,
-        # on_schema_change applied (round 2 adds `extra`, sync drops `name`)
-        results = run_dbt(["build", "--empty", "--vars", "{round: 2}"])
+        # on_schema_change applied (round 2 adds `extra`, sync drops `name`); no strategy deletes rows
+        # the empty run never read (insert_overwrite used to empty its table, microbatch its window)
+        # or commits a version without a schema change
+        unchanged = ("inc_overwrite", "inc_overwrite_partitions", "inc_delete_insert", "inc_microbatch")
+        versions = {name: self._table(project, lancens_root, name).version for name in unchanged}
+        results = run_dbt(["build", "--empty", "--vars", "{round: 2}", *WINDOW])
         assert all(r.status in ("success", "pass") for r in results), [
             (r.node.name, r.message) for r in results
         ]
@@ -123,3 +167,6 @@ class TestBuildEmpty:
         assert self._table(project, lancens_root, "inc_merge_fail").count_rows() == 2
         for name in ("people_ts", "people_check"):
             assert self._table(project, lancens_root, name).count_rows() == 2, name
+        for name in unchanged:
+            table = self._table(project, lancens_root, name)
+            assert (table.count_rows(), table.version) == (2, versions[name]), name

@@ -54,6 +54,10 @@ class Spec:
     event_time: str | None = None
     batch_start: str | None = None
     batch_end: str | None = None
+    empty: bool = False
+    """dbt's `--empty`: refs and sources read no rows, so the run checks the model and applies its
+    schema change but changes no rows. Replacing a microbatch window or a partition, or overwriting
+    the table, with a result that was never read would delete data."""
 
 
 def apply(
@@ -73,6 +77,8 @@ def apply(
         _refuse_schema_drift(spec, rows.schema, target.current.schema)
         rows = store_assignment.cast_as_spark_stores(runtime, rows, target.current.schema)
         target = _sync_schema(target, rows, spec, properties)
+        if spec.empty:
+            return int(target.current.version), 0
         spec = _keep_absent_columns(spec, rows.schema, target.current.schema)
         rows = merge.conform(rows, target.current.schema)
         version = _STRATEGY[spec.strategy](runtime, target, rows, spec, properties)

@@ -30,6 +30,7 @@
         'event_time': config.get('event_time'),
         'batch_start': batch.event_time_start.strftime('%Y-%m-%d %H:%M:%S') if batch and batch.event_time_start else none,
         'batch_end': batch.event_time_end.strftime('%Y-%m-%d %H:%M:%S') if batch and batch.event_time_end else none,
+        'empty': flags.EMPTY is true,
     } -%}
   {%- set build = lancens_model_build(arg_dict['compiled_code'], arg_dict['language'],
         '-- dbt-lancens: the ' ~ strategy ~ ' strategy applies these rows to ' ~ arg_dict['target_relation']
