@@ -75,8 +75,15 @@ def apply(
         target = open_write(runtime, table_id, must_exist=True)
         _require_key_columns(spec, rows.schema, target.current.schema)
         _refuse_schema_drift(spec, rows.schema, target.current.schema)
-        rows = store_assignment.cast_as_spark_stores(runtime, rows, target.current.schema)
-        target = _sync_schema(target, rows, spec, properties)
+        retype = (
+            _type_changes(rows.schema, target.current.schema)
+            if spec.on_schema_change == "sync_all_columns"
+            else {}
+        )
+        # a column about to take the model's type is not first cast to the table's old one
+        stores = pa.schema([f.with_type(retype.get(f.name, f.type)) for f in target.current.schema])
+        rows = store_assignment.cast_as_spark_stores(runtime, rows, stores)
+        target = _sync_schema(target, rows, spec, properties, retype)
         if spec.empty:
             return int(target.current.version), 0
         spec = _keep_absent_columns(spec, rows.schema, target.current.schema)
@@ -132,13 +139,10 @@ def _refuse_schema_drift(spec: Spec, source: pa.Schema, target: pa.Schema) -> No
     if spec.on_schema_change != "fail":
         return
     added, removed = _column_changes(source, target)
-    current = column_names(target.names)
-    retyped = []
-    for column in source:
-        if column.name in current and not pa.types.is_null(column.type):
-            stored = _spark_type_name(target.field(current[column.name]).type)
-            if stored != _spark_type_name(column.type):
-                retyped.append(f"{column.name} ({stored} -> {_spark_type_name(column.type)})")
+    retyped = [
+        f"{name} ({_spark_type_name(target.field(name).type)} -> {_spark_type_name(kind)})"
+        for name, kind in _type_changes(source, target).items()
+    ]
     if added or removed or retyped:
         raise SchemaChangeError(
             "The source and target schemas on this incremental model are out of sync! "
@@ -158,6 +162,20 @@ def _column_changes(source: pa.Schema, target: pa.Schema) -> tuple[list[pa.Field
     return added, removed
 
 
+def _type_changes(source: pa.Schema, target: pa.Schema) -> dict[str, pa.DataType]:
+    """The table's columns (as the table spells them) whose Spark type differs from the model's
+    column of that name, with the model's type; compared as dbt-core compares data types, by the
+    types' names as the adapter reports them (here the Spark types the columns are read as)."""
+    current = column_names(target.names)
+    return {
+        current[column.name]: column.type
+        for column in source
+        if column.name in current
+        and not pa.types.is_null(column.type)
+        and _spark_type_name(target.field(current[column.name]).type) != _spark_type_name(column.type)
+    }
+
+
 def _spark_type_name(arrow_type: pa.DataType) -> str:
     """The Spark SQL name of the type a column is read as (Arrow's own name where Spark has none)."""
     try:
@@ -166,21 +184,35 @@ def _spark_type_name(arrow_type: pa.DataType) -> str:
         return str(arrow_type)
 
 
-def _sync_schema(target: TableWrite, rows: pa.Table, spec: Spec, properties: dict[str, str]) -> TableWrite:
-    """Honour `on_schema_change`; `ignore` leaves the table as it is (new columns are not written)."""
+def _sync_schema(
+    target: TableWrite,
+    rows: pa.Table,
+    spec: Spec,
+    properties: dict[str, str],
+    retype: dict[str, pa.DataType],
+) -> TableWrite:
+    """Honour `on_schema_change`; `ignore` leaves the table as it is (new columns are not written).
+    `sync_all_columns` also gives the table's columns the model's types (`retype`), as dbt-core's
+    `alter_column_type` does: their stored values are cast, in the same rewrite as a dropped column."""
     added, removed = _column_changes(rows.schema, target.current.schema)
-    if not added and not removed or spec.on_schema_change in ("ignore", "fail"):
+    if spec.on_schema_change in ("ignore", "fail"):
         return target  # `fail` was checked before any cast (`_refuse_schema_drift`)
     drop = removed if spec.on_schema_change == "sync_all_columns" else []
-    if not added and not drop:
+    if not added and not drop and not retype:
         return target
     # the columns the table keeps must take the rows before the schema change commits: a run that
     # then fails on a value must not leave the table with its columns changed
     dropped = column_names(drop)
     wanted = column_names(rows.column_names)
-    kept = pa.schema([f for f in target.current.schema if f.name not in dropped and f.name in wanted])
+    kept = pa.schema(
+        [
+            f.with_type(retype.get(f.name, f.type))
+            for f in target.current.schema
+            if f.name not in dropped and f.name in wanted
+        ]
+    )
     merge.conform(rows, kept)
-    return schema_evolution.evolve(target, added, drop, properties)
+    return schema_evolution.evolve(target, added, drop, properties, retype)
 
 
 def _append(runtime: LancensRuntime, target: TableWrite, rows: pa.Table, spec: Spec, props: dict) -> int:

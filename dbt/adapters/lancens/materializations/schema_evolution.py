@@ -26,20 +26,27 @@ from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 
 
 def evolve(
-    target: TableWrite, add: list[pa.Field], drop: list[str], properties: dict[str, str]
+    target: TableWrite,
+    add: list[pa.Field],
+    drop: list[str],
+    properties: dict[str, str],
+    types: Mapping[str, pa.DataType] | None = None,
 ) -> TableWrite:
-    """Add nullable all-null columns and drop columns in one version; return the table at it.
+    """Add nullable all-null columns, drop columns and change column types in one version; return
+    the table at it.
 
-    Adding only is metadata only. Dropping (or adding after an earlier drop: Lance never reuses a
-    field id, and a pyarrow schema cannot say which ids to use) rewrites the kept columns."""
+    Adding only is metadata only. Dropping or retyping (or adding after an earlier drop: Lance
+    never reuses a field id, and a pyarrow schema cannot say which ids to use) rewrites the kept
+    columns, casting the retyped ones with Arrow's safe cast (a value the new type cannot hold fails
+    the change)."""
     added = [field.with_nullable(True) for field in add]
-    if not drop:
+    if not drop and not types:
         try:
             return _add_in_place(target, added, properties)
         except OSError as exc:
             if "field" not in str(exc):
                 raise
-    return _rewrite(target, added, drop, properties)
+    return _rewrite(target, added, drop, properties, types)
 
 
 def retype(target: TableWrite, types: Mapping[str, pa.DataType], properties: dict[str, str]) -> TableWrite:
