@@ -42,7 +42,6 @@ from dbt.adapters.lancens.materializations import (
     incremental,
     index_run,
     maintenance_config,
-    python_models,
     seeds,
     snapshots,
 )
@@ -167,12 +166,13 @@ class LancensAdapter(SparkAdapter):
         self._require_publish_hooks(runtime)
         with self.connections.exception_handler(compiled_code):
             code = self.connections.model_sql(compiled_code, language)
-            if language == "python":
-                frame = python_models.run_python_model(runtime, code, name)
-            else:
-                frame = runtime.sql(code, pushdown=True)
             frame = index_run.vector_frame(
-                runtime, relation.table_id, frame, indexes, adds_rows=mode == "append"
+                runtime,
+                relation.table_id,
+                incremental.model_frame(runtime, code, language, name),
+                indexes,
+                adds_rows=mode == "append",
+                sample=incremental.sample_frame(runtime, code, language),
             )
             version = writes.write_frame(
                 runtime,
@@ -550,7 +550,13 @@ class LancensAdapter(SparkAdapter):
             frame = incremental.model_frame(runtime, code, language, relation.identifier or "")
             spec_ = incremental.Spec(**spec)
             frame = index_run.vector_frame(
-                runtime, relation.table_id, frame, indexes, spec_.unique_key, adds_rows=True
+                runtime,
+                relation.table_id,
+                frame,
+                indexes,
+                spec_.unique_key,
+                adds_rows=True,
+                sample=incremental.sample_frame(runtime, code, language),
             )
             version, rows = incremental.apply(
                 runtime, relation.table_id, frame, spec_, _provenance(provenance)

@@ -12,7 +12,7 @@ fragments) as one engine commit.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 import lance
@@ -29,7 +29,7 @@ from dbt.adapters.lancens.materializations import merge, python_models, schema_e
 from dbt.adapters.lancens.materializations.source_view import addressed_view, query_rows
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 from dbt.adapters.lancens.spark.options import ROW_ADDRESS
-from dbt.adapters.lancens.spark.types import to_spark_type
+from dbt.adapters.lancens.spark.types import fixed_sizes_from_metadata, to_spark_type
 
 STRATEGIES = ("append", "merge", "delete+insert", "insert_overwrite", "microbatch")
 _SOURCE_ROW = "__lancens_source_row"
@@ -70,7 +70,7 @@ def apply(
     """Apply the model's result `frame` to the table by `spec`; return (new version, rows in result)."""
     if spec.strategy not in STRATEGIES:
         raise ValueError(f"incremental_strategy must be one of {STRATEGIES}, got {spec.strategy!r}")
-    rows = frame.toArrow()
+    rows = _as_vectors(frame.toArrow(), fixed_sizes_from_metadata(frame.schema))
     with runtime.writing(table_id):  # concurrent microbatch batches commit one after another
         target = open_write(runtime, table_id, must_exist=True)
         _require_key_columns(spec, rows.schema, target.current.schema)
@@ -92,11 +92,35 @@ def apply(
     return version, rows.num_rows
 
 
+def _as_vectors(rows: pa.Table, sizes: dict[str, int]) -> pa.Table:
+    """The vector columns of the model's rows as the fixed-size lists the `lance` writer makes of
+    them (Spark's Arrow has variable-length lists only): a vector column the run adds to the table
+    (`append_new_columns`) must be added as a vector, or no vector index can use it."""
+    for name, size in sizes.items():
+        index = rows.schema.get_field_index(name)
+        field = rows.schema.field(index)
+        kind = pa.list_(field.type.value_field.with_name("item"), size)
+        rows = rows.set_column(index, field.with_type(kind), rows.column(index).cast(kind))
+    return rows
+
+
 def model_frame(runtime: LancensRuntime, compiled_code: str, language: str, name: str) -> DataFrame:
-    """The model's result as a Spark DataFrame (SQL, or a Python model run in-process)."""
+    """The model's result as a Spark DataFrame (SQL, or a Python model run in-process). A SQL
+    model's frame reads with Lance filter pushdown, so it must serve one query only: see
+    `sample_frame` for a second look at the same rows."""
     if language == "python":
         return python_models.run_python_model(runtime, compiled_code, name)
     return runtime.sql(compiled_code, pushdown=True)
+
+
+def sample_frame(
+    runtime: LancensRuntime, compiled_code: str, language: str
+) -> Callable[[], DataFrame] | None:
+    """How to get the model's rows again for a query before the write (a vector's size): a SQL
+    model analysed anew without pushdown; None for a Python model, whose frame has no pushdown."""
+    if language == "python":
+        return None
+    return lambda: runtime.sql(compiled_code)
 
 
 def _keep_absent_columns(spec: Spec, source: pa.Schema, target: pa.Schema) -> Spec:

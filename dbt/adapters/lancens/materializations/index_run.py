@@ -8,7 +8,7 @@ with the rows in an atomic-publish run).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -30,16 +30,18 @@ def vector_frame(
     raw_indexes: Any,
     key: Sequence[str] = (),
     adds_rows: bool = False,
+    sample: Callable[[], DataFrame] | None = None,
 ) -> DataFrame:
     """`frame` with every vector column checked and sized; unchanged when no vector index is configured.
 
     `adds_rows`: the rows go into the existing table (incremental runs, appends), so a vector column
-    keeps the table's size."""
+    keeps the table's size. `sample`: the same rows without filter pushdown, for the size query
+    (`vectors.prepare_vectors`)."""
     columns = vector_columns(parse_indexes(raw_indexes))
     if not columns:
         return frame
     sizes = vectors.existing_sizes(_schema(runtime, table_id)) if adds_rows else None
-    return vectors.prepare_vectors(frame, columns, key, sizes)
+    return vectors.prepare_vectors(frame, columns, key, sizes, sample)
 
 
 def _schema(runtime: LancensRuntime, table_id: list[str]) -> pa.Schema | None:

@@ -12,7 +12,7 @@ field metadata the `lance` data source already reads (`spark.types.FIXED_SIZE_ME
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
@@ -40,12 +40,16 @@ def prepare_vectors(
     columns: Sequence[str],
     key: Sequence[str],
     table_sizes: Mapping[str, int] | None = None,
+    sample: Callable[[], DataFrame] | None = None,
 ) -> DataFrame:
     """`frame` with each vector column cast to `array<float>`, its size in the field metadata, and
     a check that fails any row of another size, naming it by its `key` columns.
 
     `table_sizes`: the sizes of the table the rows are added to (an incremental run); a column
-    keeps its size there, so new rows of another size fail instead of changing the table."""
+    keeps its size there, so new rows of another size fail instead of changing the table.
+    `sample`: the same rows as another frame, for the size query. A frame with Lance filter
+    pushdown must run one query only: the size query's `IS NOT NULL` would be pushed into the
+    relation's reader, which PySpark then reuses for the write (rows with NULL vectors were lost)."""
     if not columns:
         return frame
     fields = ColumnMap((field.name, field) for field in frame.schema.fields)
@@ -53,8 +57,9 @@ def prepare_vectors(
     for name in sorted(wanted):
         _check_type(fields.get(name), name, list(fields))
     key_columns = [fields[k].name for k in key if k in fields] or _default_key(fields, wanted)
+    rows = sample or (lambda: frame)
     sizes = ColumnMap(
-        (name, (table_sizes or {}).get(name) or _size_from_data(frame, fields[name].name)) for name in wanted
+        (name, (table_sizes or {}).get(name) or _size_from_data(rows(), fields[name].name)) for name in wanted
     )
     projection = []
     for field in frame.schema.fields:
