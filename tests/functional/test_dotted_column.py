@@ -1,6 +1,7 @@
 """A column whose name holds a dot: Spark allows it (backticks), Lance does not (a top-level name
 may not contain `.`). The build fails naming the column and the rule, and writes nothing; it used
-to fail with Spark's UNRESOLVED_COLUMN for `a`.`b`, which points at the query instead."""
+to fail with Spark's UNRESOLVED_COLUMN for `a`.`b`, which points at the query instead. (A name with
+a backtick is refused the same way: tests/unit/spark/test_write.py.)"""
 
 from __future__ import annotations
 
@@ -26,5 +27,5 @@ class TestDottedColumn:
         results, _ = run_dbt_and_capture(["run", "--vars", "{dotted: true}"], expect_pass=False)
         message = results[0].message
         assert "UNRESOLVED_COLUMN" not in message
-        assert "cannot have a top-level column whose name contains '.'" in message and "a.b" in message
+        assert "a Lance table cannot hold a column whose name contains '.'" in message and "a.b" in message
         assert namespace.describe_table([project.test_schema, "dotted"]).version == before

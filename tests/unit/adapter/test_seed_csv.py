@@ -74,3 +74,11 @@ def test_nulls_and_text_as_dbt_core_loads_them(spark, tmp_path: Path) -> None:
     ]
     assert table.column("name").to_pylist() == ["a", None, None, "b"]
     assert table.column("label").to_pylist() == ["x", None, None, None]
+
+
+def test_a_header_lance_cannot_read_fails_before_writing(spark, tmp_path: Path) -> None:
+    from dbt.adapters.lancens.commits.writes import write_arrow
+
+    table = read_seed_csv(spark, _csv(tmp_path, "id,a`b\n1,2\n"))
+    with pytest.raises(ValueError, match=r"column 'a`b': a Lance table cannot hold"):
+        write_arrow(None, ["s", "t"], table, {})  # type: ignore[arg-type]  # refused before any use

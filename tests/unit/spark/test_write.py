@@ -148,3 +148,27 @@ def test_overwrite_keeps_column_comments(spark, table_uri: str) -> None:
     schema = lance.dataset(table_uri).schema
     assert schema.field("name").metadata == {b"comment": b"the name"}
     assert lance.dataset(table_uri).count_rows() == 5
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("select 1 as id, 2 as `a``b`", "a`b"),  # pylance writes it, then reads no column
+        ("select 1 as id, named_struct('in`ner', 2) as s", "in`ner"),
+        ("select 1 as id, 2 as `a.b`", "a.b"),  # Lance refuses a top-level dot itself
+    ],
+)
+def test_unreadable_column_names_are_refused_before_writing(
+    spark, tmp_path: Path, query: str, named: str
+) -> None:
+    uri = str(tmp_path / "names.lance")
+    with pytest.raises(Exception, match="a Lance table cannot hold a column whose name contains") as info:
+        spark.sql(query).write.format("lance").mode("overwrite").save(uri)
+    assert named in str(info.value)
+    assert not os.path.exists(uri) or not os.listdir(uri)
+
+
+def test_a_dot_inside_a_struct_is_stored(spark, tmp_path: Path) -> None:
+    uri = str(tmp_path / "nested.lance")
+    spark.sql("select 1 as id, named_struct('x.y', 2) as s").write.format("lance").mode("overwrite").save(uri)
+    assert lance.dataset(uri).to_table().to_pylist() == [{"id": 1, "s": {"x.y": 2}}]

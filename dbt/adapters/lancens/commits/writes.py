@@ -17,7 +17,12 @@ from pyspark.sql import DataFrame
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.spark.options import LanceOptions
-from dbt.adapters.lancens.spark.types import fixed_sizes_from_metadata, lance_write_schema, spark_arrow_schema
+from dbt.adapters.lancens.spark.types import (
+    fixed_sizes_from_metadata,
+    lance_write_schema,
+    refuse_unreadable_names,
+    spark_arrow_schema,
+)
 from dbt.adapters.lancens.spark.writer import LanceWriter, write_with_tasks
 
 WRITE_MODES = ("append", "overwrite")
@@ -65,6 +70,7 @@ def write_arrow(
     runtime: LancensRuntime, table_id: Sequence[str], data: pa.Table, properties: dict[str, str]
 ) -> int:
     """Replace the table's rows with `data` in one commit, without Spark (seeds); return the new version."""
+    refuse_unreadable_names(data.schema)
     write = open_write(runtime, table_id)
     try:
         # an overwrite may change the schema: Lance checks an append's against the current one

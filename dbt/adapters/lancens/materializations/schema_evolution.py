@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
+from dbt.adapters.lancens.spark.types import refuse_unreadable_names
 
 
 def evolve(
@@ -39,6 +40,7 @@ def evolve(
     never reuses a field id, and a pyarrow schema cannot say which ids to use) rewrites the kept
     columns, casting the retyped ones with Arrow's safe cast (a value the new type cannot hold fails
     the change)."""
+    refuse_unreadable_names(add)
     added = [field.with_nullable(True) for field in add]
     if not drop and not types:
         try:

@@ -13,7 +13,7 @@ fixed-size list (embedding vectors) where Spark can only say ``array``.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 import pyarrow as pa
 import pyarrow.types as pat
@@ -172,6 +172,23 @@ def _write_type(incoming: pa.DataType, existing: pa.DataType | None, fixed_size:
     return incoming
 
 
+def refuse_unreadable_names(fields: Iterable[pa.Field], top_level: bool = True) -> None:
+    """Fail, naming them, on column names Lance cannot hold: a top-level name with `.` (Lance
+    refuses it; PySpark's mapInArrow would first misread it as a struct field), and a name with a
+    backtick at any level (pylance 14 writes it, then can read no column of the table)."""
+    for field in fields:
+        if "`" in field.name or (top_level and "." in field.name):
+            what = "a backtick" if "`" in field.name else "'.'"
+            raise ValueError(
+                f"column {field.name!r}: a Lance table cannot hold a column whose name contains {what}; "
+                "rename it in the query (for example `select `a.b` as a_b`)"
+            )
+        if pa.types.is_struct(field.type):
+            refuse_unreadable_names(field.type, top_level=False)
+        elif pa.types.is_list(field.type) or pa.types.is_large_list(field.type):
+            refuse_unreadable_names([field.type.value_field], top_level=False)
+
+
 def lance_write_schema(
     incoming: pa.Schema,
     existing: pa.Schema | None,
@@ -187,6 +204,7 @@ def lance_write_schema(
     Top-level columns are written nullable, except those named in `not_null` (a contract's
     `not_null` constraints): Lance then refuses a null in them on every later write too.
     """
+    refuse_unreadable_names(incoming)
     if append and existing is not None:
         known = column_names(existing.names)
         extra = sorted(name for name in incoming.names if name not in known)

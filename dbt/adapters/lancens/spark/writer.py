@@ -194,14 +194,6 @@ def write_with_tasks(frame: DataFrame, writer: LanceWriter) -> list[Any]:
     """
     from lance.fragment import FragmentMetadata
 
-    dotted = [name for name in frame.columns if "." in name]
-    if dotted:
-        # Lance refuses these names, and PySpark's mapInArrow would fail first, reading `a.b` as a
-        # field of a struct `a`: an error that points at the query instead of the name.
-        raise ValueError(
-            f"a Lance table cannot have a top-level column whose name contains '.': {dotted}; "
-            "rename them in the query (for example `select `a.b` as a_b`)"
-        )
     finished = _accumulator(frame)
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
