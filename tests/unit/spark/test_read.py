@@ -223,3 +223,50 @@ def test_row_address_refuses_a_table_with_a_column_of_that_name(table_uri: str) 
     lance.write_dataset(pa.table({"_RowAddr": [1]}), table_uri)
     with pytest.raises(ValueError, match="row_address: the table already has a column '_RowAddr'"):
         LanceDataSource({"path": table_uri, "row_address": "true"}).schema()
+
+
+def test_a_date64_with_a_time_of_day_before_1970_reads_as_its_day(spark, table_uri: str) -> None:
+    """pyarrow's date64 -> date32 cast rounds toward zero, so 1969-12-31 23:59:59.999 read as
+    1970-01-01; pyarrow itself, and the calendar, say 1969-12-31."""
+    days = pa.array([-1, -86_400_000 - 1, 86_400_000 + 5], pa.date64())
+    lance.write_dataset(pa.table({"id": [1, 2, 3], "d": days}), table_uri)
+    rows = sorted(tuple(row) for row in spark.read.format("lance").load(table_uri).collect())
+    assert rows == [(1, dt.date(1969, 12, 31)), (2, dt.date(1969, 12, 30)), (3, dt.date(1970, 1, 2))]
+    assert [day for _, day in rows] == [days[i].as_py() for i in range(3)]
+
+
+def test_a_column_retyped_by_another_writer_fails_instead_of_truncating(spark, table_uri: str) -> None:
+    """Spark planned `x` as bigint; pylance then rewrote it as double. The reader used to cast 1.7
+    to 1 without a word."""
+    lance.write_dataset(pa.table({"id": [1, 2], "x": pa.array([1, 2], pa.int64())}), table_uri)
+    frame = spark.read.format("lance").load(table_uri)  # the schema is fixed here
+    lance.write_dataset(pa.table({"id": [1, 2], "x": [1.7, 2.9]}), table_uri, mode="overwrite")
+    with pytest.raises(Exception, match="column 'x': values of type double do not fit its type int64"):
+        frame.collect()
+
+
+@pytest.mark.parametrize(
+    ("condition", "expected"),
+    [
+        ("d = DATE '1582-10-10'", [1]),
+        ("d = DATE '1582-10-15'", [2]),
+        ("d >= DATE '1582-10-05'", [1, 2, 3]),
+        ("ts > TIMESTAMP '1582-10-05 00:00:00 UTC'", [1, 2, 3]),
+        ("d < DATE '1500-01-01'", [0]),
+    ],
+)
+def test_dates_of_the_calendar_switch_are_compared_as_spark_does(
+    spark, table_uri: str, condition: str, expected: list[int]
+) -> None:
+    """PySpark hands a Python source the literal of a day the Julian calendar skipped (1582-10-05
+    to 14) as 1582-10-15: pushed into Lance it found other rows than Spark's own filter."""
+    days = [dt.date(1400, 1, 1), dt.date(1582, 10, 10), dt.date(1582, 10, 15), dt.date(1600, 1, 1)]
+    instants = [dt.datetime(d.year, d.month, d.day, tzinfo=dt.UTC) for d in days]
+    lance.write_dataset(
+        pa.table({"id": [0, 1, 2, 3], "d": days, "ts": pa.array(instants, pa.timestamp("us", tz="UTC"))}),
+        table_uri,
+    )
+    pushed = spark.read.format("lance").option("filter_pushdown", "true").load(table_uri)
+    plain = spark.read.format("lance").load(table_uri)
+    answers = [sorted(row.id for row in frame.where(condition).collect()) for frame in (pushed, plain)]
+    assert answers == [expected, expected]

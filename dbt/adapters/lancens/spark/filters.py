@@ -54,6 +54,11 @@ _LIKE_AFFIXES: dict[type[Filter], tuple[str, str]] = {
 }
 
 
+# PySpark hands a Python source a date or timestamp literal of the days the Julian calendar skipped
+# (1582-10-05..14, which exist in Spark's proleptic Gregorian calendar) as 1582-10-15, so a literal
+# of that day may stand for any of them: those, and every older one, are left to Spark.
+_LAST_AMBIGUOUS_DAY = dt.date(1582, 10, 15)
+
 # Time zones in which Lance reads a pushed (UTC) timestamp literal as the instant Spark means.
 _UTC_ZONES = frozenset({"UTC", "Etc/UTC", "+00:00", "Z"})
 
@@ -89,6 +94,9 @@ def literal(value: object) -> str:
         return repr(value)
     if isinstance(value, str):
         return _string(value)
+    day = value.date() if isinstance(value, dt.datetime) else value
+    if isinstance(day, dt.date) and day <= _LAST_AMBIGUOUS_DAY:
+        raise Untranslatable("dates up to the Gregorian calendar's first day are compared by Spark")
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None:
             value = value.astimezone(dt.UTC).replace(tzinfo=None)

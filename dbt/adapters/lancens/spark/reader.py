@@ -66,6 +66,13 @@ class FragmentGroup(InputPartition):
     offset: int | None = None
 
 
+_CHANGED_SINCE_PLANNED = (
+    "; the table's column type differs from the one Spark planned with: another writer changed "
+    "the table since this Spark session registered it, and a new session (the next dbt run) reads "
+    "its new schema"
+)
+
+
 def _fragment(dataset: LanceDataset, fragment_id: int) -> LanceFragment:
     """A fragment the planned version lists (it cannot vanish from a pinned version)."""
     fragment = dataset.get_fragment(fragment_id)
@@ -204,4 +211,4 @@ class LanceReader(DataSourceReader):
             )
         for batch in scanner.to_batches():
             if batch.num_rows:
-                yield _widen(conform(batch, read_target), target, self.read_positions)
+                yield _widen(conform(batch, read_target, _CHANGED_SINCE_PLANNED), target, self.read_positions)

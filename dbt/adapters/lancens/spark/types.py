@@ -119,11 +119,13 @@ def spark_arrow_schema(schema: T.StructType) -> pa.Schema:
     return to_arrow_schema(schema, timezone="UTC")
 
 
-def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+def conform(batch: pa.RecordBatch, schema: pa.Schema, mismatch_hint: str = "") -> pa.RecordBatch:
     """``batch`` with its columns picked by name (case-insensitively) and cast to ``schema``.
 
-    ``safe=False`` only lets nanosecond timestamps truncate to Spark's microseconds: every other
-    cast here widens, so it cannot overflow.
+    The casts are safe (a value the target type cannot hold fails, naming the column, with
+    ``mismatch_hint`` appended), except that a timestamp may lose its nanoseconds to Spark's
+    microseconds. A reader's schema is Spark's planned one: if another writer changed a column's
+    type since, reading must fail rather than truncate (a double 1.7 read as a bigint 1).
     """
     if batch.schema.equals(schema) and not any(_has_decimal(field.type) for field in schema):
         return batch  # the common case on both paths: nothing to pick, cast or realign
@@ -131,11 +133,29 @@ def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     missing = [field.name for field in schema if field.name not in by_name]
     if missing:
         raise ValueError(f"columns {missing} of the Lance schema are missing from the data")
-    columns = [aligned(batch.column(by_name[field.name])) for field in schema]
-    picked = pa.RecordBatch.from_arrays(columns, names=schema.names)
-    if picked.schema.equals(schema):
-        return picked
-    return picked.cast(schema, safe=False)
+    columns = [_cast(aligned(batch.column(by_name[field.name])), field, mismatch_hint) for field in schema]
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _cast(column: pa.Array, field: pa.Field, mismatch_hint: str) -> pa.Array:
+    if column.type.equals(field.type):
+        return column
+    try:
+        if pat.is_date64(column.type) and pat.is_date32(field.type):
+            # to the day the instant falls on: a plain cast rounds a time of day before 1970 up
+            return column.cast(pa.int64()).cast(pa.timestamp("ms")).cast(pa.date32())
+        return column.cast(field.type, safe=not _has_timestamp(field.type))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise ValueError(
+            f"column {field.name!r}: values of type {column.type} do not fit its type {field.type} "
+            f"({exc}){mismatch_hint}"
+        ) from exc
+
+
+def _has_timestamp(kind: pa.DataType) -> bool:
+    if pat.is_timestamp(kind):
+        return True
+    return any(_has_timestamp(kind.field(i).type) for i in range(kind.num_fields))
 
 
 def _has_decimal(kind: pa.DataType) -> bool:
