@@ -260,7 +260,7 @@ select 1 as id, 1e20d as n, 'c' as c
 """
 
 
-RETYPED = """
+SYNC_RETYPED = """
 {{ config(materialized='incremental', unique_key='id', on_schema_change='sync_all_columns') }}
 {% if var('round', 1) == 1 %}
 select 1 as id, 10 as a, cast(1.5 as decimal(4, 2)) as d, 'x' as s
@@ -269,7 +269,7 @@ select 2 as id, 'twenty' as a, cast(2.25 as decimal(10, 3)) as d, 's' as s
 {% endif %}
 """
 
-RETYPE_FAILS = """
+SYNC_RETYPE_FAILS = """
 {{ config(materialized='incremental', unique_key='id', on_schema_change='sync_all_columns') }}
 {% if var('round', 1) == 1 %}
 select 1 as id, 'x' as s
@@ -295,8 +295,8 @@ class TestIncrementalPredicatesAndAbsentColumns:
             "absent.sql": MERGE_ABSENT,
             "null_partition.sql": NULL_PARTITION,
             "failing_change.sql": FAILING_SCHEMA_CHANGE,
-            "retyped.sql": RETYPED,
-            "retype_fails.sql": RETYPE_FAILS,
+            "sync_retyped.sql": SYNC_RETYPED,
+            "sync_retype_fails.sql": SYNC_RETYPE_FAILS,
         }
 
     @pytest.mark.parametrize("strategy", ["merge", "delete+insert"])
@@ -354,15 +354,17 @@ class TestIncrementalPredicatesAndAbsentColumns:
         """As dbt-core's `alter_column_type`: the stored values are cast to the model's type in the
         schema change's version, then the run's rows are merged (it used to keep the old types and
         cast the model's values into them)."""
-        run_dbt(["run", "--select", "retyped"])
-        before = DirectoryNamespace(lancens_root).describe_table([project.test_schema, "retyped"]).version
-        run_dbt(["run", "--select", "retyped", "--vars", "{round: 2}"])
-        info = DirectoryNamespace(lancens_root).describe_table([project.test_schema, "retyped"])
+        run_dbt(["run", "--select", "sync_retyped"])
+        before = (
+            DirectoryNamespace(lancens_root).describe_table([project.test_schema, "sync_retyped"]).version
+        )
+        run_dbt(["run", "--select", "sync_retyped", "--vars", "{round: 2}"])
+        info = DirectoryNamespace(lancens_root).describe_table([project.test_schema, "sync_retyped"])
         table = lance.dataset(info.location)
         assert info.version == before + 2  # the schema change, then the rows
         assert str(table.schema.field("a").type) == "string"
         assert table.schema.field("d").type == pa.decimal128(10, 3)
-        assert _rows(lancens_root, project.test_schema, "retyped") == [
+        assert _rows(lancens_root, project.test_schema, "sync_retyped") == [
             (1, "10", Decimal("1.500"), "x"),
             (2, "twenty", Decimal("2.250"), "s"),
         ]
@@ -370,13 +372,13 @@ class TestIncrementalPredicatesAndAbsentColumns:
     def test_a_type_the_stored_values_cannot_take_fails_and_changes_nothing(
         self, project, lancens_root: str
     ) -> None:
-        run_dbt(["run", "--select", "retype_fails"])
-        info = DirectoryNamespace(lancens_root).describe_table([project.test_schema, "retype_fails"])
-        run_dbt(["run", "--select", "retype_fails", "--vars", "{round: 2}"], expect_pass=False)  # 'x'
-        after = DirectoryNamespace(lancens_root).describe_table([project.test_schema, "retype_fails"])
+        run_dbt(["run", "--select", "sync_retype_fails"])
+        info = DirectoryNamespace(lancens_root).describe_table([project.test_schema, "sync_retype_fails"])
+        run_dbt(["run", "--select", "sync_retype_fails", "--vars", "{round: 2}"], expect_pass=False)  # 'x'
+        after = DirectoryNamespace(lancens_root).describe_table([project.test_schema, "sync_retype_fails"])
         assert after.version == info.version
         assert str(lance.dataset(after.location).schema.field("s").type) == "string"
-        assert _rows(lancens_root, project.test_schema, "retype_fails") == [(1, "x")]
+        assert _rows(lancens_root, project.test_schema, "sync_retype_fails") == [(1, "x")]
 
 
 UPDATE_COLUMNS = """
