@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from dbt_common.exceptions import CompilationError
 
@@ -82,3 +83,9 @@ def test_a_header_lance_cannot_read_fails_before_writing(spark, tmp_path: Path) 
     table = read_seed_csv(spark, _csv(tmp_path, "id,a`b\n1,2\n"))
     with pytest.raises(ValueError, match=r"column 'a`b': a Lance table cannot hold"):
         write_arrow(None, ["s", "t"], table, {})  # type: ignore[arg-type]  # refused before any use
+
+
+def test_a_declared_time_column_keeps_its_type(spark, tmp_path: Path) -> None:
+    table = read_seed_csv(spark, _csv(tmp_path, "id,t\n1,10:00:00\n2,\n"), column_types={"t": "time"})
+    assert pa.types.is_time(table.schema.field("t").type)
+    assert [str(value) for value in table.column("t").to_pylist()] == ["10:00:00", "None"]

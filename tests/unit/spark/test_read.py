@@ -270,3 +270,15 @@ def test_dates_of_the_calendar_switch_are_compared_as_spark_does(
     plain = spark.read.format("lance").load(table_uri)
     answers = [sorted(row.id for row in frame.where(condition).collect()) for frame in (pushed, plain)]
     assert answers == [expected, expected]
+
+
+def test_dates_and_timestamps_inside_structs_and_lists_read_as_before(spark, table_uri: str) -> None:
+    """Casts of types holding a date or timestamp stay unchecked (a nested date64 with a time of
+    day, a nanosecond timestamp in a list): making them safe refused tables that read before."""
+    day = pa.array([3_600_000], pa.date64())  # 1970-01-01 01:00
+    instant = pa.array([[1_500]], pa.list_(pa.timestamp("ns", tz="UTC")))
+    table = pa.table({"id": [1], "s": pa.StructArray.from_arrays([day], names=["d"]), "ts": instant})
+    lance.write_dataset(table, table_uri)
+    (row,) = spark.read.format("lance").load(table_uri).collect()
+    assert row.s.d == dt.date(1970, 1, 1)
+    assert row.ts == [dt.datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=dt.UTC).astimezone().replace(tzinfo=None)]

@@ -1,12 +1,14 @@
 """Seeds: CSV to Lance through Arrow, never through SQL `INSERT ... VALUES`.
 
 pyarrow's CSV reader handles quotes, delimiters and newlines inside quoted fields. NULL is what it
-is in dbt-core's seed loader (agate, so in dbt-spark and dbt-duckdb too): an empty field, quoted or
-not, and `null` (`NULL`, `Null`), in every column, declared ones included. A column of times of day
-is text, as agate has no time type. `column_types` are Spark SQL type
-names, as in any dbt-spark project (`timestamp`, `decimal(10,2)`, `array<float>`, ...). Text is read
-as Spark's CAST reads it: a `timestamp` without a zone offset is in the session time zone (UTC), a
-`date` may carry a time of day; an `array`, `map` or `struct` cell is JSON. The whole file is parsed
+is in dbt-core's seed loader (agate, so in dbt-spark and dbt-duckdb too) in its usual spellings: an
+empty field, quoted or not, and `null`, `NULL`, `Null`, in every column, declared ones included
+(agate also ignores case and surrounding spaces, `nUlL` or ` null `; those stay text here). A column
+of times of day is text, as agate has no time type, unless `column_types` declares it.
+`column_types` are Spark SQL type names, as in any dbt-spark project (`timestamp`, `decimal(10,2)`,
+`array<float>`, ...). Text is read as Spark's CAST reads it: a `timestamp` without a zone offset is
+in the session time zone (UTC), a `date` may carry a time of day; an `array`, `map` or `struct`
+cell is JSON. The whole file is parsed
 before anything is written, so a malformed file fails naming itself and leaves the table at its
 current version.
 """
@@ -61,7 +63,9 @@ def read_seed_csv(
     parse_types = {name: _csv_type(kind) for name, kind in declared.items()}
     try:
         table = _read(path, delimiter, parse_types)
-        times = {f.name: pa.string() for f in table.schema if pa.types.is_time(f.type)}
+        times = {
+            f.name: pa.string() for f in table.schema if pa.types.is_time(f.type) and f.name not in declared
+        }
         if times:  # pyarrow inferred a time of day: read those columns again as text
             table = _read(path, delimiter, {**parse_types, **times})
     except OSError as exc:
@@ -85,7 +89,7 @@ def read_seed_csv(
 
 
 NULL_SPELLINGS = ["", "null", "NULL", "Null"]
-"""agate's null values (`""`, `null`) in the spellings a CSV has; agate compares lower-cased."""
+"""agate's null values (`""`, `null`) in their usual spellings; agate compares any case, stripped."""
 
 
 def _read(path: str, delimiter: str, column_types: dict[str, pa.DataType]) -> pa.Table:

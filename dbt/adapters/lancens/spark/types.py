@@ -122,10 +122,13 @@ def spark_arrow_schema(schema: T.StructType) -> pa.Schema:
 def conform(batch: pa.RecordBatch, schema: pa.Schema, mismatch_hint: str = "") -> pa.RecordBatch:
     """``batch`` with its columns picked by name (case-insensitively) and cast to ``schema``.
 
-    The casts are safe (a value the target type cannot hold fails, naming the column, with
-    ``mismatch_hint`` appended), except that a timestamp may lose its nanoseconds to Spark's
-    microseconds. A reader's schema is Spark's planned one: if another writer changed a column's
-    type since, reading must fail rather than truncate (a double 1.7 read as a bigint 1).
+    The casts of columns without dates or timestamps are safe (a value the target type cannot hold
+    fails, naming the column, with ``mismatch_hint`` appended). A reader's schema is Spark's planned
+    one: if another writer changed a column's type since, reading must fail rather than truncate (a
+    double 1.7 read as a bigint 1). A top-level `date64` is floored to its day. Other casts that
+    involve a timestamp or a date, alone or inside a struct or list, are unchecked as before: a
+    timestamp loses its nanoseconds to Spark's microseconds (and a microsecond value past 2262
+    overflows a nanosecond column it is written into).
     """
     if batch.schema.equals(schema) and not any(_has_decimal(field.type) for field in schema):
         return batch  # the common case on both paths: nothing to pick, cast or realign
@@ -144,7 +147,7 @@ def _cast(column: pa.Array, field: pa.Field, mismatch_hint: str) -> pa.Array:
         if pat.is_date64(column.type) and pat.is_date32(field.type):
             # to the day the instant falls on: a plain cast rounds a time of day before 1970 up
             return column.cast(pa.int64()).cast(pa.timestamp("ms")).cast(pa.date32())
-        return column.cast(field.type, safe=not _has_timestamp(field.type))
+        return column.cast(field.type, safe=not _has_time(field.type) and not _has_time(column.type))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise ValueError(
             f"column {field.name!r}: values of type {column.type} do not fit its type {field.type} "
@@ -152,10 +155,13 @@ def _cast(column: pa.Array, field: pa.Field, mismatch_hint: str) -> pa.Array:
         ) from exc
 
 
-def _has_timestamp(kind: pa.DataType) -> bool:
-    if pat.is_timestamp(kind):
+def _has_time(kind: pa.DataType) -> bool:
+    """Whether a type is, or holds, a timestamp or a date (whose casts drop sub-units)."""
+    if pat.is_timestamp(kind) or pat.is_date(kind):
         return True
-    return any(_has_timestamp(kind.field(i).type) for i in range(kind.num_fields))
+    if pat.is_dictionary(kind):
+        return _has_time(kind.value_type)
+    return any(_has_time(kind.field(i).type) for i in range(kind.num_fields))
 
 
 def _has_decimal(kind: pa.DataType) -> bool:
@@ -201,7 +207,7 @@ def refuse_unreadable_names(fields: Iterable[pa.Field], top_level: bool = True) 
             what = "a backtick" if "`" in field.name else "'.'"
             raise ValueError(
                 f"column {field.name!r}: a Lance table cannot hold a column whose name contains {what}; "
-                "rename it in the query (for example `select `a.b` as a_b`)"
+                "give it another name in the query (an alias)"
             )
         if pa.types.is_struct(field.type):
             refuse_unreadable_names(field.type, top_level=False)
