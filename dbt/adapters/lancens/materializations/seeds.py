@@ -8,9 +8,8 @@ of times of day is text, as agate has no time type, unless `column_types` declar
 `column_types` are Spark SQL type names, as in any dbt-spark project (`timestamp`, `decimal(10,2)`,
 `array<float>`, ...). Text is read as Spark's CAST reads it: a `timestamp` without a zone offset is
 in the session time zone (UTC), a `date` may carry a time of day; an `array`, `map` or `struct`
-cell is JSON. The whole file is parsed
-before anything is written, so a malformed file fails naming itself and leaves the table at its
-current version.
+cell is JSON. The whole file is parsed before anything is written, so a malformed file fails
+naming itself and leaves the table at its current version.
 """
 
 from __future__ import annotations

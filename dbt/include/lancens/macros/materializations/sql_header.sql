@@ -4,8 +4,8 @@
      contract check therefore leaves the header out (`lancens__get_empty_subquery_sql`), so it runs
      once per model. --#}
 {% macro lancens_run_sql_header() %}
-  {%- set sql_header = config.get('sql_header', none) -%}
-  {%- if sql_header is not none and sql_header | trim -%}
+  {%- set sql_header = lancens_sql_header_text() -%}
+  {%- if sql_header -%}
     {%- call statement('sql_header') -%}{{ sql_header }}{%- endcall -%}
   {%- endif -%}
 {% endmacro %}
