@@ -11,6 +11,7 @@ the custom-schema class gets dbt's default `generate_schema_name` (`<target>_<cu
 from __future__ import annotations
 
 import shutil
+from decimal import Decimal
 from pathlib import Path
 
 import lance
@@ -30,7 +31,7 @@ from dbt.tests.adapter.simple_seed.test_seed import (
     BaseTestEmptySeed,
 )
 from dbt.tests.adapter.simple_seed.test_seed_type_override import BaseSimpleSeedColumnOverride
-from dbt.tests.util import run_dbt
+from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 
@@ -199,6 +200,21 @@ class TestSeedEdgeCases:
     def _dataset(self, project, lancens_root: str) -> lance.LanceDataset:
         info = DirectoryNamespace(lancens_root).describe_table([project.test_schema, "tricky"])
         return lance.dataset(info.location)
+
+    def test_show_prints_the_loaded_rows(self, project) -> None:
+        """`dbt seed --show` samples the rows it loaded, as dbt-core's seed task does."""
+        results, output = run_dbt_and_capture(["seed", "--show"])
+        table = results.results[0].agate_table
+        assert table.column_names == ("id", "note", "amount")
+        assert sorted(table.rows, key=lambda row: row["id"]) == [
+            (1, 'say "hi"; then go', Decimal("1.5")),
+            (2, "two\nlines", None),
+            (3, None, Decimal("2")),
+            (4, None, Decimal("3")),
+        ]
+        assert f"Random sample of table: {project.test_schema}.tricky" in output  # rows go to stdout
+        results = run_dbt(["seed"])  # without --show no rows come back
+        assert len(results.results[0].agate_table.rows) == 0
 
     def test_fields_versions_and_malformed_file(self, project, lancens_root: str) -> None:
         run_dbt(["seed"])

@@ -208,10 +208,12 @@ class LancensAdapter(SparkAdapter):
         provenance: dict[str, Any] | None = None,
         quote_columns: bool | None = None,
         empty: bool = False,
-    ) -> AdapterResponse:
+        show: bool = False,
+    ) -> seeds.SeedLoad:
         """Load a seed CSV through Arrow as the table's next version (one commit).
 
-        `empty` (`dbt build --empty`): the CSV's columns and types, no rows."""
+        `empty` (`dbt build --empty`): the CSV's columns and types, no rows. `show` (`dbt seed
+        --show`): the loaded rows also come back as agate for dbt-core to sample and print."""
         runtime = self.runtime
         self._require_publish_hooks(runtime)
         with self.connections.exception_handler(f"load seed {csv_path}"):
@@ -221,7 +223,8 @@ class LancensAdapter(SparkAdapter):
             version = writes.write_arrow(runtime, relation.table_id, data, _provenance(provenance))
         self.cache_added(relation.incorporate(type="table"))
         rows = data.num_rows
-        return AdapterResponse(_message=f"INSERT {rows} (version {version})", rows_affected=rows)
+        response = AdapterResponse(_message=f"INSERT {rows} (version {version})", rows_affected=rows)
+        return seeds.SeedLoad(response, seeds.shown_table(data) if show else None)
 
     @available
     def build_table_indexes(

@@ -17,10 +17,14 @@ from __future__ import annotations
 import csv
 import json
 import re
+from typing import NamedTuple
 
+import agate
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
+from dbt.adapters.contracts.connection import AdapterResponse
+from dbt_common.clients.agate_helper import table_from_data_flat
 from dbt_common.exceptions import CompilationError
 from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import to_arrow_type
@@ -164,3 +168,17 @@ def _spark_friendly(table: pa.Table, declared: set[str]) -> pa.Table:
                 kind = pa.string()
         fields.append(field.with_type(kind))
     return table.cast(pa.schema(fields))
+
+
+class SeedLoad(NamedTuple):
+    """What the seed materialization stores: the load's response, and its rows for `--show`."""
+
+    response: AdapterResponse
+    table: agate.Table | None
+
+
+def shown_table(data: pa.Table) -> agate.Table:
+    """The loaded rows as agate, for `dbt seed --show` (dbt-core prints a random sample of them).
+
+    Built only when `--show` asks for it: the load itself never goes through agate."""
+    return table_from_data_flat(data.to_pylist(), data.column_names)

@@ -16,17 +16,18 @@
     {% do adapter.drop_dependent_views(existing_relation) %}
   {% endif %}
 
-  {%- set response = adapter.load_seed(
+  {%- set loaded = adapter.load_seed(
         target_relation,
         csv_path,
         config.get('column_types', {}),
         config.get('delimiter', ','),
         lancens_provenance(),
         config.get('quote_columns'),
-        flags.EMPTY is true) -%}
-  {% do store_result('main', response=response) %}
-  {#-- dbt's seed task expects this result; the rows went through Arrow, not agate. --#}
-  {% do store_result('agate_table', response='OK') %}
+        flags.EMPTY is true,
+        invocation_args_dict.get('show') is true) -%}
+  {% do store_result('main', response=loaded.response) %}
+  {#-- dbt's seed task prints this table under `--show`; the load itself went through Arrow. --#}
+  {% do store_result('agate_table', response='OK', agate_table=loaded.table) %}
   {% do lancens_build_table_indexes(target_relation) %}
   {% do lancens_run_table_maintenance(target_relation) %}
 
