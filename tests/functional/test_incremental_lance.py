@@ -278,6 +278,28 @@ select 2 as id, 5 as s
 {% endif %}
 """
 
+# round 2 drops `old`, adds `c`, and repeats key 1: the merge fails after the schema change committed
+SYNC_THEN_AMBIGUOUS = """
+{{ config(materialized='incremental', unique_key='id', on_schema_change=var('change', 'sync_all_columns')) }}
+{% if var('round', 1) == 1 %}
+select 1 as id, 'o' as old, 1 as v
+{% else %}
+select 1 as id, 2 as v, 'c' as c union all select 1 as id, 3 as v, 'd' as c
+{% endif %}
+"""
+
+# round 1 stores arrays, structs and maps whose nested values Spark infers as never NULL
+NESTED_NULLS = """
+{{ config(materialized=var('materialized', 'incremental')) }}
+{% if var('round', 1) == 1 %}
+select 1 as id, array(1, 2) as arr, named_struct('a', 1, 'b', 'x') as st, map('k', 1) as mp
+{% else %}
+select 2 as id, array(1, cast(null as int)) as arr, named_struct('a', cast(null as int), 'b', 'y') as st,
+       map('k', cast(null as int)) as mp
+union all select 3, cast(null as array<int>), cast(null as struct<a:int, b:string>), map('j', 2)
+{% endif %}
+"""
+
 
 def _rows(root: str, schema: str, name: str) -> list[tuple]:
     info = DirectoryNamespace(root).describe_table([schema, name])
@@ -297,6 +319,9 @@ class TestIncrementalPredicatesAndAbsentColumns:
             "failing_change.sql": FAILING_SCHEMA_CHANGE,
             "sync_retyped.sql": SYNC_RETYPED,
             "sync_retype_fails.sql": SYNC_RETYPE_FAILS,
+            "sync_then_ambiguous.sql": SYNC_THEN_AMBIGUOUS,
+            "nested_nulls.sql": NESTED_NULLS,
+            "nested_nulls_table.sql": NESTED_NULLS,
         }
 
     @pytest.mark.parametrize("strategy", ["merge", "delete+insert"])
@@ -349,6 +374,51 @@ class TestIncrementalPredicatesAndAbsentColumns:
         after = DirectoryNamespace(lancens_root).describe_table([project.test_schema, "failing_change"])
         assert after.version == info.version
         assert lance.dataset(after.location).schema.names == ["id", "n", "b"]
+
+    @pytest.mark.parametrize("change", ["sync_all_columns", "append_new_columns"])
+    def test_a_run_failing_after_its_schema_change_leaves_the_table_as_it_was(
+        self, project, lancens_root: str, change: str
+    ) -> None:
+        """The schema change commits before the merge finds two rows for key 1; the failed run then
+        commits the version it started from again, so `old` keeps its values and `c` is not added."""
+        table = [project.test_schema, "sync_then_ambiguous"]
+        run_dbt(
+            ["run", "--select", "sync_then_ambiguous", "--full-refresh", "--vars", f"{{change: {change}}}"]
+        )
+        before = DirectoryNamespace(lancens_root).describe_table(table).version
+        result = run_dbt(
+            ["run", "--select", "sync_then_ambiguous", "--vars", f"{{round: 2, change: {change}}}"],
+            expect_pass=False,
+        )
+        message = result.results[0].message
+        assert (
+            "several rows of the model's result match the same row of the table on unique_key (id)" in message
+        )
+        assert ".rs:" not in message  # Lance's own message names its source file
+        info = DirectoryNamespace(lancens_root).describe_table(table)
+        assert info.version == before + 2  # the schema change, then its undoing
+        dataset = lance.dataset(info.location)
+        assert dataset.schema.names == ["id", "old", "v"]
+        assert dataset.to_table().to_pylist() == [{"id": 1, "old": "o", "v": 1}]
+
+    @pytest.mark.parametrize("model", ["nested_nulls", "nested_nulls_table"])
+    def test_nested_values_first_written_without_nulls_take_nulls_later(
+        self, project, lancens_root: str, model: str
+    ) -> None:
+        """Spark infers `array(1, 2)`'s elements and `named_struct('a', 1)`'s field as never NULL;
+        stored so, no later run could write a NULL there (as Delta Lake, they are stored nullable)."""
+        materialized = "incremental" if model == "nested_nulls" else "table"
+        run_dbt(["run", "--select", model, "--vars", f"{{materialized: {materialized}}}"])
+        run_dbt(["run", "--select", model, "--vars", f"{{round: 2, materialized: {materialized}}}"])
+        info = DirectoryNamespace(lancens_root).describe_table([project.test_schema, model])
+        rows = sorted(lance.dataset(info.location).to_table().to_pylist(), key=lambda row: row["id"])
+        expected = [
+            {"id": 2, "arr": [1, None], "st": {"a": None, "b": "y"}, "mp": [("k", None)]},
+            {"id": 3, "arr": None, "st": None, "mp": [("j", 2)]},
+        ]
+        if materialized == "incremental":
+            expected.insert(0, {"id": 1, "arr": [1, 2], "st": {"a": 1, "b": "x"}, "mp": [("k", 1)]})
+        assert rows == expected
 
     def test_sync_all_columns_gives_columns_the_models_types(self, project, lancens_root: str) -> None:
         """As dbt-core's `alter_column_type`: the stored values are cast to the model's type in the

@@ -127,3 +127,14 @@ class TestSnapshotOfANonUniqueKey:
         after = lance.dataset(info.location)
         assert after.version == info.version
         assert sorted(row["name"] for row in after.to_table().to_pylist()) == ["a", "b"]
+
+        # the source gains a column: the snapshot adds it (one version) before it finds the
+        # repeated key, then commits the version it started from again (a second one)
+        project.run_sql(f"alter table {schema}.dupes add columns (extra STRING)")
+        project.run_sql(f"update {schema}.dupes set updated_at = timestamp'2024-03-01 00:00:00'")
+        results = run_dbt(["snapshot"], expect_pass=False)
+        assert "several staging rows close the same record" in results[0].message
+        after = lance.dataset(info.location)
+        assert after.version == info.version + 2
+        assert after.schema.names == lance.dataset(info.location, version=info.version).schema.names
+        assert sorted(row["name"] for row in after.to_table().to_pylist()) == ["a", "b"]

@@ -168,3 +168,28 @@ def test_a_fixed_size_option_wins_over_the_columns_metadata_in_any_case(spark, t
     dataset = lance.dataset(table_uri)
     assert dataset.schema.field("Embedding").type == pa.list_(pa.float32(), 3)
     assert dataset.to_table().column("Embedding").to_pylist() == [[1.0, 2.0, 3.0]]
+
+
+def test_nested_values_are_written_nullable_map_keys_excepted() -> None:
+    """Spark's `array(1, 2)` has non-null elements; stored so, no later write could hold a NULL."""
+    strict = pa.field("x", pa.int32(), nullable=False)
+    incoming = pa.schema(
+        [
+            pa.field("arr", pa.list_(strict)),
+            pa.field("st", pa.struct([strict, pa.field("inner", pa.list_(strict), nullable=False)])),
+            pa.field("mp", pa.map_(pa.string(), strict)),
+            pa.field("vec", pa.list_(pa.field("item", pa.float32(), nullable=False))),
+        ]
+    )
+    schema = lance_write_schema(incoming, None, {"vec": 2}, append=False)
+    assert schema.field("arr").type.value_field.nullable
+    struct = schema.field("st").type
+    assert struct.field("x").nullable and struct.field("inner").nullable
+    assert struct.field("inner").type.value_field.nullable
+    assert schema.field("mp").type.item_field.nullable and not schema.field("mp").type.key_field.nullable
+    assert schema.field("vec").type == pa.list_(pa.float32(), 2)
+    assert schema.field("vec").type.value_field.nullable
+    # an existing column of the same Spark type keeps its Lance type, its nested values relaxed
+    stored = pa.schema([pa.field("arr", pa.large_list(strict))])
+    rewritten = lance_write_schema(pa.schema([pa.field("arr", pa.list_(strict))]), stored, {}, append=False)
+    assert rewritten.field("arr").type == pa.large_list(pa.int32())

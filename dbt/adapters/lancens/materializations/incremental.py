@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 import lance
 import pyarrow as pa
 import pyarrow.compute as pc
-from dbt_common.exceptions import CompilationError, DbtRuntimeError
+from dbt_common.exceptions import CompilationError
 from pyspark.sql import DataFrame
 
 from dbt.adapters.lancens.commits.fragment_bounds import TimeWindow, parse_window_bound
@@ -83,12 +83,13 @@ def apply(
         # a column about to take the model's type is not first cast to the table's old one
         stores = pa.schema([f.with_type(retype.get(f.name, f.type)) for f in target.current.schema])
         rows = store_assignment.cast_as_spark_stores(runtime, rows, stores)
-        target = _sync_schema(target, rows, spec, properties, retype)
+        evolved = _sync_schema(target, rows, spec, properties, retype)
         if spec.empty:
-            return int(target.current.version), 0
-        spec = _keep_absent_columns(spec, rows.schema, target.current.schema)
-        rows = merge.conform(rows, target.current.schema)
-        version = _STRATEGY[spec.strategy](runtime, target, rows, spec, properties)
+            return int(evolved.current.version), 0
+        spec = _keep_absent_columns(spec, rows.schema, evolved.current.schema)
+        with schema_evolution.undone_on_failure(target, evolved, properties):
+            rows = merge.conform(rows, evolved.current.schema)
+            version = _STRATEGY[spec.strategy](runtime, evolved, rows, spec, properties)
     return version, rows.num_rows
 
 
@@ -291,10 +292,7 @@ def _refuse_ambiguous_matches(addresses: pa.ChunkedArray, keys: list[str], targe
     """Fail when several rows of the model's result match one row of the table, as dbt's MERGE
     does (the key-only path gets its refusal from Lance's merge-insert)."""
     if merge.names_a_row_twice(addresses):
-        raise DbtRuntimeError(
-            f"merge into {'.'.join(target.table_id)}: several rows of the model's result match the "
-            f"same row of the table on unique_key ({', '.join(keys)}); deduplicate them per key"
-        )
+        raise merge.ambiguous_match(target.table_id, keys)
 
 
 def _kept_columns(columns: list[str], spec: Spec) -> ColumnMap[str]:

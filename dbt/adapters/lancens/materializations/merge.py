@@ -25,6 +25,7 @@ import dataclasses
 import lance
 import pyarrow as pa
 import pyarrow.compute as pc
+from dbt_common.exceptions import DbtRuntimeError
 from lance.fragment import FragmentMetadata
 
 from dbt.adapters.lancens.commits.fragment_bounds import TimeWindow
@@ -60,8 +61,22 @@ def upsert(target: TableWrite, rows: pa.Table, on: list[str], properties: dict[s
     if not rows.num_rows:
         return _commit_with(target, lance.LanceOperation.Update(), [], properties)
     builder = target.current.merge_insert(on).when_matched_update_all().when_not_matched_insert_all()
-    transaction, _ = builder.execute_uncommitted(conform(rows, target.current.schema))
+    try:
+        transaction, _ = builder.execute_uncommitted(conform(rows, target.current.schema))
+    except OSError as exc:
+        if "Ambiguous merge inserts" in str(exc):
+            raise ambiguous_match(target.table_id, on) from None
+        raise
     return _commit_with(target, _update(transaction.operation), [], properties)
+
+
+def ambiguous_match(table_id: list[str], keys: list[str]) -> DbtRuntimeError:
+    """The error of a merge in which several of the model's rows match one row of the table, as
+    dbt's MERGE refuses it (Lance's own message names its source file, not the model's key)."""
+    return DbtRuntimeError(
+        f"merge into {'.'.join(table_id)}: several rows of the model's result match the same row "
+        f"of the table on unique_key ({', '.join(keys)}); deduplicate them per key"
+    )
 
 
 def overwrite(target: TableWrite, rows: pa.Table, properties: dict[str, str]) -> int:

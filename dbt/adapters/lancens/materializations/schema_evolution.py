@@ -11,19 +11,22 @@
 Either way the change is one commit through the table write's one commit path, made before the
 run's data commit: a run that changes the schema costs two versions, every other run one. Spark's
 catalog entry is refreshed right after it, so the run's own queries (a merge joining the target, a
-snapshot closing rows) see the new columns.
+snapshot closing rows) see the new columns. If the run's data step then fails (a merge's duplicate
+keys, a predicate Spark cannot analyse), `undone_on_failure` commits the version the run started
+from again, so a failed run leaves the table's columns and rows as they were.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 import lance
 import pyarrow as pa
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
-from dbt.adapters.lancens.spark.types import refuse_unreadable_names
+from dbt.adapters.lancens.spark.types import nullable_within, refuse_unreadable_names
 
 
 def evolve(
@@ -41,7 +44,7 @@ def evolve(
     columns, casting the retyped ones with Arrow's safe cast (a value the new type cannot hold fails
     the change)."""
     refuse_unreadable_names(add)
-    added = [field.with_nullable(True) for field in add]
+    added = [field.with_type(nullable_within(field.type)).with_nullable(True) for field in add]
     if not drop and not types:
         try:
             return _add_in_place(target, added, properties)
@@ -89,3 +92,34 @@ def _rewrite(
     )
     target.commit(lance.LanceOperation.Overwrite(schema, fragments), properties, written=fragments)
     return open_write(target.runtime, target.table_id, must_exist=True)
+
+
+@contextmanager
+def undone_on_failure(before: TableWrite, after: TableWrite, properties: dict[str, str]) -> Iterator[None]:
+    """Run a run's data step on `after`, the table once the run's schema change committed; if the
+    step fails before its own commit lands, commit `before`'s version again (a Lance Restore).
+
+    A failed run must not leave a changed schema behind: with `sync_all_columns` the latest version
+    would have lost a column's values. The undo is pinned to `after`, so it never replaces another
+    writer's commit; history keeps both the change and its undoing. In an atomic-publish run nothing
+    is undone here: a failed run publishes nothing at all."""
+    changed = after.read_version != before.read_version and after.staging is None
+    try:
+        yield
+    except Exception as failure:
+        if changed:
+            _restore(before, after, properties, failure)
+        raise
+
+
+def _restore(before: TableWrite, after: TableWrite, properties: dict[str, str], failure: Exception) -> None:
+    table = ".".join(after.table_id)
+    try:
+        if after.runtime.namespace.describe_table(after.table_id).version != after.read_version:
+            return  # the data step's commit landed (a later step failed), or another writer's did
+        after.commit(lance.LanceOperation.Restore(before.current.version), properties)
+    except Exception as undo:
+        failure.add_note(
+            f"{table}: the run's schema change (version {after.read_version}) could not be undone "
+            f"({undo}); restore version {before.read_version} with the restore_table macro"
+        )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pyarrow as pa
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.lancens.commits.table_write import open_write
+from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
 from dbt.adapters.lancens.core.names import quote
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge, schema_evolution
@@ -47,8 +47,23 @@ def merge_staging(
         and not fold(field.name).startswith(_STAGING_ONLY)
         and not pa.types.is_null(field.type)
     ]
-    if added:  # the snapshot's query selects new columns: old rows read them as nulls
-        target = schema_evolution.evolve(target, added, [], properties)
+    if not added:
+        return _apply_staging(runtime, target, staging, columns, properties)
+    # the snapshot's query selects new columns: old rows read them as nulls
+    evolved = schema_evolution.evolve(target, added, [], properties)
+    with schema_evolution.undone_on_failure(target, evolved, properties):
+        return _apply_staging(runtime, evolved, staging, columns, properties)
+
+
+def _apply_staging(
+    runtime: LancensRuntime,
+    target: TableWrite,
+    staging: pa.Table,
+    columns: dict[str, str],
+    properties: dict[str, str],
+) -> tuple[int, int]:
+    """Close the records the staging rows update or delete, insert its new ones; one commit."""
+    table_id = target.table_id
     scd_id, valid_to = quote(columns["dbt_scd_id"]), quote(columns["dbt_valid_to"])
     current = f"DBT_INTERNAL_DEST.{valid_to} IS NULL"
     if columns.get("valid_to_current"):

@@ -185,17 +185,40 @@ def aligned(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
 
 
 def _write_type(incoming: pa.DataType, existing: pa.DataType | None, fixed_size: int | None) -> pa.DataType:
-    """The Lance type one written column gets."""
+    """The Lance type one written column gets (nested values nullable: `nullable_within`)."""
     if (
         existing is not None
         and to_spark_type(existing).simpleString() == to_spark_type(incoming).simpleString()
     ):
-        return existing
+        return nullable_within(existing)
     if fixed_size is not None:
         if not (pat.is_list(incoming) or pat.is_large_list(incoming) or pat.is_fixed_size_list(incoming)):
             raise TypeError(f"fixed_size_list requested for a column of type {incoming}")
-        return pa.list_(incoming.value_field.with_name("item"), fixed_size)
-    return incoming
+        return nullable_within(pa.list_(incoming.value_field.with_name("item"), fixed_size))
+    return nullable_within(incoming)
+
+
+def nullable_within(kind: pa.DataType) -> pa.DataType:
+    """`kind` with every nested value nullable: struct fields, list elements, map values (a map key
+    never is), as Spark's `asNullable` makes them and Delta Lake stores them.
+
+    Spark infers `array(1, 2)` as an array without NULL elements and `named_struct('a', 1)` as a
+    struct whose field cannot be NULL; stored so, a later write of `array(1, NULL)` could never land."""
+    if pat.is_struct(kind):
+        return pa.struct([_nullable_field(kind.field(i)) for i in range(kind.num_fields)])
+    if pat.is_map(kind):
+        return pa.map_(kind.key_field, _nullable_field(kind.item_field), kind.keys_sorted)
+    if pat.is_fixed_size_list(kind):
+        return pa.list_(_nullable_field(kind.value_field), kind.list_size)
+    if pat.is_large_list(kind):
+        return pa.large_list(_nullable_field(kind.value_field))
+    if pat.is_list(kind):
+        return pa.list_(_nullable_field(kind.value_field))
+    return kind
+
+
+def _nullable_field(field: pa.Field) -> pa.Field:
+    return field.with_type(nullable_within(field.type)).with_nullable(True)
 
 
 def refuse_unreadable_names(fields: Iterable[pa.Field], top_level: bool = True) -> None:
@@ -228,7 +251,8 @@ def lance_write_schema(
     so reading and overwriting a table does not silently turn vectors into variable-length lists,
     and keeps its field metadata (column comments), so a rebuild does not lose documentation.
     Top-level columns are written nullable, except those named in `not_null` (a contract's
-    `not_null` constraints): Lance then refuses a null in them on every later write too.
+    `not_null` constraints): Lance then refuses a null in them on every later write too. Values
+    nested in a column are always nullable (`nullable_within`).
     """
     refuse_unreadable_names(incoming)
     if append and existing is not None:
