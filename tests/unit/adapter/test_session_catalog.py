@@ -85,3 +85,17 @@ def test_a_write_that_keeps_location_and_schema_keeps_the_catalog_entry(runtime:
     spark.sql("DROP TABLE shop.orders")  # behind the catalog's back
     runtime.refresh_table(table)
     assert any(s.startswith("CREATE TABLE") for s in statements) and spark.catalog.tableExists("shop.orders")
+
+
+def test_a_cached_table_serves_the_new_version_after_a_write(runtime: LancensRuntime) -> None:
+    """`CACHE TABLE` (in a hook, say) keeps the rows it read; a commit that keeps the catalog
+    entry must not leave Spark serving them."""
+    table = ["shop", "orders"]
+    runtime.refresh_table(table)
+    runtime.sql("CACHE TABLE shop.orders")
+    assert runtime.sql("SELECT count(*) AS n FROM shop.orders").first().n == 3
+    location = runtime.namespace.describe_table(table).location
+    lance.write_dataset(pa.table({"id": [4], "amount": [4.5]}), location, mode="append")
+    runtime.refresh_table(table)
+    assert runtime.sql("SELECT count(*) AS n FROM shop.orders").first().n == 4
+    assert runtime.spark.catalog.isCached("shop.orders")  # cached again, from the new version

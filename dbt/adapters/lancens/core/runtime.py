@@ -193,7 +193,12 @@ class LancensRuntime:
         return False
 
     def register_relation(self, namespace: Sequence[str], name: str) -> bool:
-        """Register one table or view of the namespace in Spark's catalog; False if it has neither."""
+        """Register one table or view of the namespace in Spark's catalog; False if it has neither.
+
+        Under the runtime's lock, views too: dbt's threads meet a view Spark does not know yet at
+        the same time, and Spark's `CREATE OR REPLACE VIEW` checks and creates in two steps, so all
+        but one of them would fail with TABLE_OR_VIEW_ALREADY_EXISTS. The lock is re-entrant: the
+        relations the view reads are registered by the same thread while it creates the view."""
         object_id = [*namespace, name]
         self.backend.note_registered(object_id)
         with self.lock:
@@ -204,7 +209,7 @@ class LancensRuntime:
                     return False
                 self.refresh_table(object_id)
                 return True
-        self.catalog.register_view(object_id, view.sql)
+            self.catalog.register_view(object_id, view.sql)
         return True
 
     def enable_version_management(self) -> None:

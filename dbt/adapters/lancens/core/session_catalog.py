@@ -82,11 +82,15 @@ class SessionCatalog:
         through the engine: a pinned version is a staged one, which the run publishes itself.
 
         `schema`: the table's Lance schema; an entry this catalog made for the same location,
-        version and schema, still in Spark's catalog, is kept (see `reuse`)."""
+        version and schema, still in Spark's catalog, is kept (see `reuse`). Its cached rows, if a
+        `CACHE TABLE` (a hook, say) cached it, are refreshed: Spark would keep serving them."""
         key = tuple(table_id)
         registration = _Registration(location, version, schema) if schema is not None else None
         if registration is not None and self._reuse and self._tables.get(key) == registration:
-            if self._spark.catalog.tableExists(qualified_name(table_id)):
+            name = qualified_name(table_id)
+            if self._spark.catalog.tableExists(name):
+                if self._spark.catalog.isCached(name):
+                    self._spark.catalog.refreshTable(name)  # cached again, lazily, from the new version
                 return True
         options = read_options(location, self._storage_options, version)
         if version is None:

@@ -22,6 +22,7 @@ from dbt.adapters.lancens.core.errors import spark_error_message, spark_start_er
 from dbt.adapters.lancens.core.names import InvalidNameError, database_name, namespace_id
 from dbt.adapters.lancens.spark import class_archive, get_or_create_session, remote
 from dbt.adapters.lancens.spark.pushdown import sql_with_pushdown
+from dbt.adapters.lancens.spark.relation_options import refuse_differing_options
 from dbt.adapters.lancens.spark.remote import (
     RemoteSessionError,
     ServerWorkers,
@@ -109,6 +110,7 @@ class LocalSpark:
         warm_up(spark)
 
     def analyse(self, spark: SparkSession, statement: str, pushdown: bool) -> DataFrame:
+        refuse_differing_options(spark, statement)
         return sql_with_pushdown(spark, statement) if pushdown else spark.sql(statement)
 
     def parse_statement(self, spark: SparkSession, statement: str) -> plans.Statement | None:
