@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import lance
 import pytest
-from dbt.tests.util import run_dbt
+from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
 from tests.functional.atomic_publish_project import AtomicPublishProject
@@ -101,6 +101,38 @@ class TestMaintenanceMacros:
         )
         assert [v.version for v in all_pages(ns.list_table_versions, table)] == [after.version]
         assert lance.dataset(location).count_rows() == 40
+
+    def test_restore_by_tag_and_digit_tags_refused(self, project, dbt_profile_target) -> None:
+        ns = DirectoryNamespace(dbt_profile_target["root"])
+        relation = f"{project.test_schema}.events"
+
+        def operation(name: str, args: str, expect_pass: bool = True) -> str:
+            _, output = run_dbt_and_capture(
+                ["run-operation", f"lancens.{name}", "--args", f"{{relation: {relation}, {args}}}"],
+                expect_pass=expect_pass,
+            )
+            return output
+
+        run_dbt(["run", "--select", "events", "--vars", "{gen: 7}"])
+        location = ns.describe_table([*project.test_schema.split("."), "events"]).location
+        tagged_ids = sorted(lance.dataset(location).to_table().column("id").to_pylist())
+        operation("create_tag", "tag: rel7")
+        run_dbt(["run", "--select", "events", "--vars", "{gen: 8}"])
+        before = lance.dataset(location).version
+
+        output = operation("restore_table", "version: rel7")
+        restored = lance.dataset(location)
+        assert f"to tag rel7 as version {before + 1}" in output
+        assert restored.version == before + 1
+        assert sorted(restored.to_table().column("id").to_pylist()) == tagged_ids
+
+        output = operation("restore_table", "version: rel_missing", expect_pass=False)
+        assert f"{relation} has no tag 'rel_missing' (its tags: rel7); give a version number" in output
+        assert lance.dataset(location).version == before + 1  # nothing committed
+
+        output = operation("create_tag", "tag: '123'", expect_pass=False)
+        assert "tag '123' is only digits: at_version and restore_table would read it as version 123" in output
+        assert list(lance.dataset(location).tags.list()) == ["rel7"]
 
 
 MAINTAINED = """

@@ -1,7 +1,7 @@
 """dbt-tests-adapter's dbt_clone suite: `dbt clone --state` on Lance tables.
 
-A table clones into a Lance table of the target schema (today a copy of the source version, one
-commit); a view is re-created as a view. The suite's generated schemas use single underscores, which
+A table clones into a Lance shallow clone in the target schema (no data copied; it holds the source
+version it reads); a view is re-created as a view. The suite's generated schemas use single underscores, which
 namespace levels allow.
 """
 
@@ -17,10 +17,11 @@ from dbt.tests.adapter.dbt_clone.test_dbt_clone import (
 
 class DropSchemas:
     @pytest.fixture(autouse=True)
-    def clean_up(self, project):
+    def clean_up(self, project, other_schema):
         yield
         with project.adapter.connection_named("__test"):
-            for schema in (f"{project.test_schema}_seeds", project.test_schema):
+            # the clones first: a table a clone reads cannot be purged (metadata/clone_holds.py)
+            for schema in (other_schema, f"{project.test_schema}_seeds", project.test_schema):
                 relation = project.adapter.Relation.create(database=project.database, schema=schema)
                 project.adapter.drop_schema(relation)
 

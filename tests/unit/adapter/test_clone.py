@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from dbt.adapters.lancens.materializations.clone import shallow_clone
-from dbt.adapters.lancens.metadata import maintenance
+from dbt.adapters.lancens.metadata import clone_holds, maintenance
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.storage import Storage
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
@@ -69,7 +69,9 @@ def test_clone_shares_the_source_files_and_writes_its_own(namespace: DirectoryNa
     )
 
     assert sorted(dataset(namespace, CLONE).to_table()["id"].to_pylist()) == [5, 6, 7, 8, 9, 100]
-    assert files_under(namespace, source.location) == source_files  # the source is untouched
+    # the source is untouched but for the clone's hold tag
+    assert [f for f in files_under(namespace, source.location) if "/_refs/" not in f] == source_files
+    assert list(dataset(namespace, SOURCE).tags.list()) == [clone_holds.hold_tag(CLONE)]
     assert dataset(namespace, SOURCE).version == source.version
     assert sorted(dataset(namespace, SOURCE).to_table()["id"].to_pylist()) == list(range(10))
 
@@ -83,3 +85,97 @@ def test_clone_replaces_an_existing_target_and_refuses_itself(namespace: Directo
     with pytest.raises(errors.TableNotFoundError):
         shallow_clone(namespace, ["prod", "missing"], ["dev", "missing"])
     assert not namespace.table_exists(["dev", "missing"])
+
+
+def overwrite(ns: DirectoryNamespace, table: list[str], ids: list[int]) -> None:
+    """A full rebuild, as a table model's `dbt run` commits it (Lance Overwrite, history kept)."""
+    info = ns.describe_table(table)
+    rows = pa.table({"id": pa.array(ids, pa.int64())})
+    options = ns.storage_options or None
+    fragments = lance.fragment.write_fragments(rows, info.location, storage_options=options)
+    ns.commit_table(table, lance.LanceOperation.Overwrite(rows.schema, fragments), read_version=info.version)
+
+
+def cleanup(ns: DirectoryNamespace, table: list[str]) -> None:
+    maintenance.cleanup_table(ns, table, retain_versions=1, older_than=timedelta(0), grace=timedelta(0))
+
+
+def test_clone_holds_its_source_version_through_cleanup_and_purge(namespace: DirectoryNamespace) -> None:
+    cloned = namespace.describe_table(SOURCE).version
+    shallow_clone(namespace, SOURCE, CLONE)
+    assert dataset(namespace, SOURCE).tags.list()[clone_holds.hold_tag(CLONE)]["version"] == cloned
+
+    overwrite(namespace, SOURCE, [42])
+    cleanup(namespace, SOURCE)  # what lance_maintenance {retain_versions: 1} does after a build
+    assert sorted(dataset(namespace, CLONE).to_table()["id"].to_pylist()) == list(range(10))
+    assert cloned in {v["version"] for v in dataset(namespace, SOURCE).versions()}
+
+    with pytest.raises(clone_holds.CloneHoldError, match=r"cannot purge prod\.orders: .*dev\.orders"):
+        clone_holds.purge(namespace, SOURCE)
+    assert sorted(dataset(namespace, CLONE).to_table()["id"].to_pylist()) == list(range(10))
+
+    clone_holds.purge(namespace, CLONE)  # the clone's hold goes with it; the source stays whole
+    assert clone_holds.hold_tag(CLONE) not in dataset(namespace, SOURCE).tags.list()
+    assert dataset(namespace, SOURCE).to_table()["id"].to_pylist() == [42]
+    cleanup(namespace, SOURCE)
+    assert [v["version"] for v in dataset(namespace, SOURCE).versions()] == [cloned + 1]
+    clone_holds.purge(namespace, SOURCE)
+    assert not namespace.table_exists(SOURCE)
+
+
+def test_a_rebuilt_clone_lets_go_once_its_old_versions_are_cleaned(namespace: DirectoryNamespace) -> None:
+    shallow_clone(namespace, SOURCE, CLONE)
+    overwrite(namespace, CLONE, [7])  # `dbt run` rebuilt the clone as a real table
+    cleanup(namespace, SOURCE)
+    assert clone_holds.hold_tag(CLONE) in dataset(namespace, SOURCE).tags.list()  # clone v1 reads it
+
+    cleanup(namespace, CLONE)
+    assert clone_holds.hold_tag(CLONE) not in dataset(namespace, SOURCE).tags.list()
+    assert dataset(namespace, CLONE).to_table()["id"].to_pylist() == [7]
+
+
+def test_a_hold_whose_clone_was_dropped_elsewhere_goes_with_the_next_cleanup(
+    namespace: DirectoryNamespace,
+) -> None:
+    shallow_clone(namespace, SOURCE, CLONE)
+    overwrite(namespace, SOURCE, [42])
+    namespace.drop_table(CLONE)  # by another tool: the hold stays behind
+    assert clone_holds.hold_tag(CLONE) in dataset(namespace, SOURCE).tags.list()
+
+    maintenance.cleanup_table(namespace, SOURCE, retain_versions=1, older_than=timedelta(0))
+    assert clone_holds.hold_tag(CLONE) in dataset(namespace, SOURCE).tags.list()  # younger than 24 h
+    cleanup(namespace, SOURCE)
+    assert dataset(namespace, SOURCE).tags.list() == {}
+    assert len(dataset(namespace, SOURCE).versions()) == 1
+
+
+def test_re_cloning_moves_the_hold_to_the_new_source_version(namespace: DirectoryNamespace) -> None:
+    shallow_clone(namespace, SOURCE, CLONE)
+    overwrite(namespace, SOURCE, [42])
+    shallow_clone(namespace, SOURCE, CLONE)
+    latest = namespace.describe_table(SOURCE).version
+    assert {t: v["version"] for t, v in dataset(namespace, SOURCE).tags.list().items()} == {
+        clone_holds.hold_tag(CLONE): latest
+    }
+    assert dataset(namespace, CLONE).to_table()["id"].to_pylist() == [42]
+
+
+@pytest.mark.parametrize(
+    "clone_id", [["dev", "orders"], ["dev_1", "a.b"], ["x", "y", "lock"], ["ü ber", "_", "-a$"[:2]]]
+)
+def test_hold_tags_name_the_clone_exactly(clone_id: list[str], tmp_path) -> None:
+    tag = clone_holds.hold_tag(clone_id)
+    assert clone_holds.clone_of(tag) == clone_id
+    table = lance.write_dataset(pa.table({"id": [1]}), str(tmp_path / "t"))
+    table.tags.create(tag, 1)  # a name Lance accepts
+    assert clone_holds.clone_of("release") is None
+
+
+def test_dropping_many_tables_drops_clones_before_their_sources(namespace: DirectoryNamespace) -> None:
+    shallow_clone(namespace, SOURCE, CLONE)
+    with pytest.raises(clone_holds.CloneHoldError, match=r"dev\.orders"):
+        clone_holds.purge_all(namespace, [SOURCE])
+    assert namespace.table_exists(SOURCE) and namespace.table_exists(CLONE)  # refused before any drop
+
+    clone_holds.purge_all(namespace, [SOURCE, CLONE])
+    assert not namespace.table_exists(SOURCE) and not namespace.table_exists(CLONE)

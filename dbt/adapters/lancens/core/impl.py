@@ -415,12 +415,13 @@ class LancensAdapter(SparkAdapter):
 
     @available
     def restore_table(
-        self, relation: LancensRelation | str, version: int, provenance: dict[str, Any] | None = None
+        self, relation: LancensRelation | str, version: int | str, provenance: dict[str, Any] | None = None
     ) -> int:
+        """Restore `version`: a number or a tag, like `at_version`."""
+        table = relation_table_id(relation)
         with self.connections.exception_handler(f"restore_table {relation} {version}"):
-            return history.restore_version(
-                self.runtime, relation_table_id(relation), version, _provenance(provenance)
-            )
+            number = tags.version_of(self.runtime.namespace, table, version)
+            return history.restore_version(self.runtime, table, number, _provenance(provenance))
 
     @available
     def table_at_version(self, relation: LancensRelation | str, version: int | str) -> str:

@@ -12,6 +12,7 @@ spec's four steps (row, finalize, pointer), recording who made it, like every ot
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import lance
@@ -27,6 +28,24 @@ def latest(namespace: DirectoryNamespace, table_id: Sequence[str]) -> lance.Lanc
     return lance.dataset(
         location, storage_options=namespace.storage_options or None, session=namespace.lance_session
     )
+
+
+def version_history(
+    namespace: DirectoryNamespace, table_id: Sequence[str], location: str
+) -> dict[int, int | None]:
+    """Version -> timestamp (millis) of every version the engine or Lance knows.
+
+    Both are asked: under table version management the engine's rows are the history; Lance lists
+    the manifests on storage itself, which is what its cleanup acts on."""
+    history: dict[int, int | None] = {
+        v.version: v.timestamp_millis for v in all_pages(namespace.list_table_versions, list(table_id))
+    }
+    dataset = lance.dataset(location, storage_options=namespace.storage_options or None)
+    for version in dataset.versions():
+        moment = version.get("timestamp")
+        millis = int(moment.timestamp() * 1000) if isinstance(moment, datetime) else None
+        history.setdefault(int(version["version"]), millis)
+    return history
 
 
 def open_for_commits(

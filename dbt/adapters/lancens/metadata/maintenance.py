@@ -21,13 +21,14 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import lance
 
 from dbt.adapters.lancens.commits.staging import SCRATCH_DIR
-from dbt.adapters.lancens.metadata.engine_dataset import latest, open_for_commits
+from dbt.adapters.lancens.metadata import clone_holds
+from dbt.adapters.lancens.metadata.engine_dataset import latest, open_for_commits, version_history
 from dbt.adapters.lancens.metadata.tags import tagged_versions
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
 from dbt.adapters.lancens.namespace.ids import MANIFEST_NAME
@@ -155,7 +156,8 @@ def cleanup_table(
     location = namespace.describe_table(table_id).location  # finishes interrupted managed commits
     report = CleanupReport(versions={".".join(table_id): []})
     if versions_wanted:
-        history = _history(namespace, table_id, location)
+        clone_holds.release_stale(namespace, table_id, grace)  # before the tags decide what stays
+        history = version_history(namespace, table_id, location)
         doomed = doomed_versions(
             list(history.items()),
             tagged_versions(namespace, table_id),
@@ -166,24 +168,9 @@ def cleanup_table(
         if doomed:
             report.bytes_removed += _remove_versions(namespace, table_id, location, doomed)
             report.versions[".".join(table_id)] = doomed
+        clone_holds.release_unread(namespace, table_id)  # a rebuilt clone whose old versions went
     report.merge(_table_leftovers(namespace, table_id, location, grace))
     return report
-
-
-def _history(namespace: DirectoryNamespace, table_id: list[str], location: str) -> dict[int, int | None]:
-    """Version -> timestamp (millis) of every version the engine or Lance knows.
-
-    Both are asked: under table version management the engine's rows are the history; Lance lists
-    the manifests on storage itself, which is what its cleanup acts on."""
-    history: dict[int, int | None] = {
-        v.version: v.timestamp_millis for v in all_pages(namespace.list_table_versions, table_id)
-    }
-    dataset = lance.dataset(location, storage_options=namespace.storage_options or None)
-    for version in dataset.versions():
-        moment = version.get("timestamp")
-        millis = int(moment.timestamp() * 1000) if isinstance(moment, datetime) else None
-        history.setdefault(int(version["version"]), millis)
-    return history
 
 
 def _remove_versions(
@@ -244,7 +231,7 @@ def _referenced_data_files(
 ) -> set[str]:
     """Data files (relative to `data/`) that a version, a tag or a recent detached version reads."""
     options = namespace.storage_options or None
-    numbers = [*_history(namespace, table_id, location), *detached]
+    numbers = [*version_history(namespace, table_id, location), *detached]
     referenced: set[str] = set()
     for number in numbers:
         dataset = lance.dataset(location, version=number, storage_options=options)

@@ -7,6 +7,7 @@ Spark's catalog follows every change through the runtime's one refresh.
 from __future__ import annotations
 
 from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.metadata import clone_holds
 
 
 def declare_table(runtime: LancensRuntime, table_id: list[str]) -> str:
@@ -32,9 +33,10 @@ def deregister_table(runtime: LancensRuntime, table_id: list[str]) -> str:
 
 
 def drop_table(runtime: LancensRuntime, table_id: list[str], purge: bool = False) -> str:
-    """`purge=False` deregisters (files kept), `purge=True` deletes the table's data too."""
+    """`purge=False` deregisters (files kept), `purge=True` deletes the table's data too, refused
+    while a `dbt clone` reads them (`clone_holds`)."""
     if not purge:
         return deregister_table(runtime, table_id)
-    info = runtime.namespace.drop_table(table_id)
+    info = clone_holds.purge(runtime.namespace, table_id)
     runtime.refresh_table(table_id)
     return info.location

@@ -8,6 +8,7 @@ from dbt.adapters.lancens.core.column import LancensColumn
 from dbt.adapters.lancens.core.names import namespace_to_schema
 from dbt.adapters.lancens.core.relation import LancensRelation
 from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.metadata import clone_holds
 from dbt.adapters.lancens.namespace import all_pages, errors
 from dbt.adapters.lancens.spark.types import to_spark_type
 
@@ -75,7 +76,8 @@ def is_view(runtime: LancensRuntime, object_id: list[str]) -> bool:
 
 
 def drop_relation(runtime: LancensRuntime, relation: LancensRelation, on_drop: str = "purge") -> None:
-    """Drop a view, or a table (`purge` deletes its data, `deregister` keeps the files)."""
+    """Drop a view, or a table (`purge` deletes its data, refused while a `dbt clone` reads it;
+    `deregister` keeps the files)."""
     if on_drop not in ON_DROP_CHOICES:
         raise ValueError(f"on_drop must be one of {ON_DROP_CHOICES}, got {on_drop!r}")
     if relation.is_temporary_view:
@@ -91,7 +93,7 @@ def drop_relation(runtime: LancensRuntime, relation: LancensRelation, on_drop: s
         if on_drop == "deregister":
             namespace.deregister_table(object_id)
         else:
-            namespace.drop_table(object_id)
+            clone_holds.purge(namespace, object_id)
     except errors.TableNotFoundError:
         pass  # dbt drops "if exists"
     runtime.refresh_table(object_id)
@@ -139,5 +141,6 @@ def rename_relation(runtime: LancensRuntime, source: LancensRelation, target: La
         runtime.register_relation(target.namespace_id, target.table_id[-1])
         return
     namespace.rename_table(source.table_id, target.table_id)
+    clone_holds.move(namespace, source.table_id, target.table_id)
     runtime.refresh_table(source.table_id)
     runtime.refresh_table(target.table_id)

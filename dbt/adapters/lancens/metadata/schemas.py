@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dbt.adapters.lancens.core.names import namespace_to_schema
 from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.metadata import clone_holds
+from dbt.adapters.lancens.metadata.maintenance import table_ids
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages, errors
 
 
@@ -40,16 +42,24 @@ def drop_schema(runtime: LancensRuntime, namespace_id: list[str], cascade: bool 
     """Drop the namespace with its tables, views and child namespaces (dbt's drop_schema cascades).
 
     Without `cascade` only an empty namespace is dropped: the engine refuses any other with
-    NamespaceNotEmpty (3), naming it."""
+    NamespaceNotEmpty (3), naming it. With it, every table inside goes first, clones before the
+    sources they read; a `dbt clone` outside that reads one of them refuses the drop before any
+    change (`clone_holds`)."""
     namespace = runtime.namespace
     if not namespace.namespace_exists(namespace_id):
         return
     if cascade:
+        clone_holds.purge_all(namespace, list(table_ids(namespace, namespace_id)))
+    _drop_views_and_namespaces(runtime, namespace_id, cascade)
+
+
+def _drop_views_and_namespaces(runtime: LancensRuntime, namespace_id: list[str], cascade: bool) -> None:
+    """The namespace (with its views and child namespaces when `cascade`), its tables gone."""
+    namespace = runtime.namespace
+    if cascade:
         for child in all_pages(namespace.list_namespaces, namespace_id):
-            drop_schema(runtime, [*namespace_id, child])
+            _drop_views_and_namespaces(runtime, [*namespace_id, child], cascade)
         for view in all_pages(namespace.list_views, namespace_id):
             namespace.drop_view([*namespace_id, view])
-        for table in all_pages(namespace.list_tables, namespace_id):
-            namespace.drop_table([*namespace_id, table])
     namespace.drop_namespace(namespace_id)
     runtime.catalog.drop_database(namespace_id)

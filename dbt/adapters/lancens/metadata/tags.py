@@ -22,6 +22,11 @@ def create_tag(namespace: DirectoryNamespace, table_id: list[str], tag: str, ver
     """Tag `version` (default: the latest) of the table; returns the tagged version."""
     if not isinstance(tag, str) or not tag.strip():
         raise TagError(f"a tag must be a non-empty string, got {tag!r}")
+    if tag.strip().isdecimal():
+        raise TagError(
+            f"tag {tag!r} is only digits: at_version and restore_table would read it as version "
+            f"{tag.strip()}; give it a name with a letter, e.g. 'v{tag.strip()}'"
+        )
     dataset = latest(namespace, table_id)
     tags = dataset.tags.list()
     if tag in tags:
@@ -69,10 +74,18 @@ def tagged_versions(namespace: DirectoryNamespace, table_id: list[str]) -> set[i
 
 
 def version_of(namespace: DirectoryNamespace, table_id: list[str], reference: int | str) -> int:
-    """A version number, or the version a tag names (`at_version(ref('x'), 'release')`)."""
-    if isinstance(reference, int) or (isinstance(reference, str) and reference.strip().isdigit()):
+    """A version number, or the version a tag names (`at_version(ref('x'), 'release')`,
+    `restore_table`). Digits are a version number: `create_tag` refuses digit-only tags."""
+    if isinstance(reference, int) and not isinstance(reference, bool):
+        return reference
+    if not isinstance(reference, str) or not reference.strip():
+        raise TagError(f"a version must be a version number or a tag name, got {reference!r}")
+    if reference.strip().isdecimal():
         return int(reference)
-    return resolve_tag(latest(namespace, table_id).tags.list(), table_id, reference)
+    try:
+        return resolve_tag(latest(namespace, table_id).tags.list(), table_id, reference)
+    except TagError as exc:
+        raise TagError(f"{exc}; give a version number or one of its tags") from None
 
 
 def resolve_tag(tags: dict[str, Any], table_id: list[str], tag: str) -> int:

@@ -57,7 +57,9 @@ def undo_move(context: NamespaceContext, source: str, destination: str) -> None:
 
 
 def cloned_from(context: NamespaceContext, resolved: ResolvedTable) -> list[str]:
-    """Directories under the root that a shallow-cloned table still reads from (dropped with it)."""
+    """The old directories a renamed table still reads from (dropped with it): those
+    ``move_table_dir`` marked ``.lance-deregistered``. Another table's directory that a shallow
+    clone of it reads (``dbt clone``) carries no marker and is never among them."""
     if resolved.declared_only or context.fs.local:
         return []
     try:
@@ -65,8 +67,9 @@ def cloned_from(context: NamespaceContext, resolved: ResolvedTable) -> list[str]
     except (ValueError, OSError):
         return []  # already deleted (a concurrent drop of a V1 table)
     prefix = context.fs.join("")
+    bases = {base.path.rstrip("/") for base in dataset.base_paths().values() if base.path.startswith(prefix)}
     return [
-        base.path.rstrip("/")
-        for base in dataset.base_paths().values()
-        if base.path.startswith(prefix) and base.path.rstrip("/") != resolved.location
+        base
+        for base in sorted(bases - {resolved.location})
+        if context.fs.exists(layout.marker_path(base, layout.DEREGISTERED_MARKER))
     ]

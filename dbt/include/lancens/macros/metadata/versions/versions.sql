@@ -7,9 +7,11 @@
   {{ return(rows) }}
 {% endmacro %}
 
-{#-- Commit a new version whose content equals `version` (nothing is deleted). Returns the new version. --#}
+{#-- Commit a new version whose content equals `version`, a version number or a tag (nothing is
+     deleted). Returns the new version. --#}
 {% macro restore_table(relation, version) %}
-  {%- set new_version = adapter.restore_table(relation, version | int, lancens_operation_provenance('restore_table')) -%}
-  {{ log("lancens: restored " ~ relation ~ " to version " ~ version ~ " as version " ~ new_version, info=true) }}
+  {%- set new_version = adapter.restore_table(relation, version, lancens_operation_provenance('restore_table')) -%}
+  {{ log("lancens: restored " ~ relation ~ " to " ~ ("version " if version is number else "tag ") ~ version
+        ~ " as version " ~ new_version, info=true) }}
   {{ return(new_version) }}
 {% endmacro %}
