@@ -208,6 +208,31 @@ def test_empty_table_waits_and_a_missing_or_wrong_column_is_named(namespace: Dir
         apply_indexes(namespace, table, parse_indexes([{"columns": ["body"], "type": "ivf_flat"}]), WHO)
 
 
+def test_a_changed_config_waiting_for_rows_is_applied_when_they_arrive(tmp_path) -> None:
+    ns = DirectoryNamespace(str(tmp_path / "root"))
+    ns.create_namespace(["docs"])
+    table = ["docs", "waiting"]
+    ns.create_table(table, documents(0, 20))
+    pq = {"columns": ["embedding"], "type": "ivf_pq", "num_partitions": 1, "num_sub_vectors": 2}
+    first = parse_indexes([{**pq, "metric": "l2", "num_bits": 4}])  # 16 rows train it
+    changed = parse_indexes([{**pq, "metric": "cosine", "num_bits": 8}])  # 256 rows train it
+    assert apply_indexes(ns, table, first, WHO).built == ["embedding_ivf_pq"]
+    append(ns, table, documents(20, 20))
+
+    waiting = apply_indexes(ns, table, changed, WHO)
+
+    assert waiting.waiting == ["embedding_ivf_pq (trains on at least 256 rows, has 40)"]
+    assert recorded(dataset(ns, table)) == {"embedding_ivf_pq": first[0].fingerprint()}  # still the old
+    append(ns, table, documents(40, 300))
+
+    assert apply_indexes(ns, table, changed, WHO).built == ["embedding_ivf_pq"]
+
+    ds = dataset(ns, table)
+    assert recorded(ds) == {"embedding_ivf_pq": changed[0].fingerprint()}
+    segments = ds.stats.index_stats("embedding_ivf_pq")["indices"]
+    assert [(s["metric_type"], s["sub_index"]["nbits"]) for s in segments] == [("cosine", 8)]
+
+
 def test_under_table_version_management_every_index_commit_is_a_managed_version(tmp_path) -> None:
     ns = DirectoryNamespace(str(tmp_path / "root"))
     ns.alter_namespace_properties([], {"table_version_management": "true"})

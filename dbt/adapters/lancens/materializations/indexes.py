@@ -85,10 +85,13 @@ def plan_indexes(dataset: lance.LanceDataset, specs: Sequence[IndexSpec]) -> Ind
     present = {description.name for description in dataset.describe_indices()}
     rows = dataset.count_rows()
     plan = IndexPlan()
+    stale_names = set()
     for spec in specs:
         _check_column(dataset, spec)
         stats = dataset.stats.index_stats(spec.name) if spec.name in present else None
         stale = stats is None or built_by_dbt.get(spec.name) != spec.fingerprint()
+        if stale:
+            stale_names.add(spec.name)
         if stale or (rows and not stats["num_indexed_rows"]):  # type: ignore[index]
             if rows >= min_rows(spec):
                 plan.build.append(spec)
@@ -98,10 +101,30 @@ def plan_indexes(dataset: lance.LanceDataset, specs: Sequence[IndexSpec]) -> Ind
             plan.optimize.append(spec.name)
     wanted = {spec.name for spec in specs}
     plan.drop = sorted(name for name in built_by_dbt if name not in wanted and name in present)
-    record = {spec.name: spec.fingerprint() for spec in specs if spec.name in present or spec in plan.build}
+    record = _record(specs, plan, present, built_by_dbt, stale_names)
     if record != built_by_dbt:
         plan.record = record
     return plan
+
+
+def _record(
+    specs: Sequence[IndexSpec],
+    plan: IndexPlan,
+    present: set[str],
+    built_by_dbt: dict[str, str],
+    stale: set[str],
+) -> dict[str, str]:
+    """The `lancens.indexes` record after `plan`: an index built now, or present and up to date, is
+    recorded with its config. A present index whose config changed but that waits for rows keeps the
+    fingerprint it was built from, so the run that brings enough rows rebuilds it; recording the new
+    config would make the old index look current forever."""
+    record = {}
+    for spec in specs:
+        if spec in plan.build or (spec.name in present and spec.name not in stale):
+            record[spec.name] = spec.fingerprint()
+        elif spec.name in present and spec.name in built_by_dbt:
+            record[spec.name] = built_by_dbt[spec.name]
+    return record
 
 
 def min_rows(spec: IndexSpec) -> int:
