@@ -11,7 +11,7 @@ import pytest
 from dbt.adapters.lancens.commits.landing import land
 from dbt.adapters.lancens.commits.staging import RunPublisher
 from dbt.adapters.lancens.materializations.index_config import parse_indexes
-from dbt.adapters.lancens.materializations.indexes import RECORD_KEY, apply_indexes, recorded
+from dbt.adapters.lancens.materializations.indexes import RECORD_KEY, apply_indexes, check_columns, recorded
 from dbt.adapters.lancens.metadata import catalog
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.storage import Storage
@@ -231,6 +231,21 @@ def test_a_changed_config_waiting_for_rows_is_applied_when_they_arrive(tmp_path)
     assert recorded(ds) == {"embedding_ivf_pq": changed[0].fingerprint()}
     segments = ds.stats.index_stats("embedding_ivf_pq")["indices"]
     assert [(s["metric_type"], s["sub_index"]["nbits"]) for s in segments] == [("cosine", 8)]
+
+
+def test_columns_are_checked_in_any_case_and_named_as_the_table_spells_them() -> None:
+    vector, floats = pa.list_(pa.float32(), 8), pa.list_(pa.float32())
+    specs = parse_indexes([{"columns": ["id"], "type": "btree"}, {"columns": ["emb"], "type": "ivf_flat"}])
+    resolved = check_columns(specs, [("ID", pa.int64()), ("Emb", vector)])
+    assert [(s.name, s.column) for s in resolved] == [("id_btree", "ID"), ("emb_ivf_flat", "Emb")]
+    assert check_columns(specs, [("id", None), ("emb", None)]) == specs  # shaped by the write itself
+    with pytest.raises(ValueError, match=r"column 'id' is not in the table \(its columns: key, emb\)"):
+        check_columns(specs, [("key", None), ("emb", None)])
+    with pytest.raises(ValueError, match=r"needs column 'emb' to be a vector .* rebuild the table \(`--full"):
+        check_columns(specs, [("id", None), ("emb", floats)])
+    pq = parse_indexes([{"columns": ["emb"], "type": "ivf_pq", "num_sub_vectors": 3}])
+    with pytest.raises(ValueError, match="`num_sub_vectors` 3 must divide the dimension of column 'emb', 8"):
+        check_columns(pq, [("emb", vector)])
 
 
 def test_under_table_version_management_every_index_commit_is_a_managed_version(tmp_path) -> None:
