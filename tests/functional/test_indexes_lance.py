@@ -160,6 +160,98 @@ class TestRaggedVector:
         assert not DirectoryNamespace(lancens_root).table_exists([project.test_schema, "ragged"])
 
 
+ROUND = "var('round', 1) >= 2"
+# Round 1 builds each model without trouble; in round 2 each one's indexes cannot be built.
+LATE_VECTOR_INDEX = f"""
+{{{{ config(materialized='incremental',
+    indexes=([{{'columns': ['emb'], 'type': 'ivf_flat', 'num_partitions': 1}}] if {ROUND} else [])) }}}}
+select id + {{{{ var('round', 1) }}}} * 100 as id, array(cast(id as float), 1.0f) as emb from range(5)
+"""
+MISSING_COLUMN = f"""
+{{{{ config(materialized='table',
+    indexes=([{{'columns': ['nope'], 'type': 'btree'}}] if {ROUND} else [])) }}}}
+select id, {{{{ var('round', 1) }}}} as run from range(3)
+"""
+OTHER_CASE = """
+{{ config(materialized='table', indexes=[{'columns': ['id'], 'type': 'btree'}]) }}
+select id as ID from range(3)
+"""
+ALL_NULL = """
+{{ config(materialized='table', indexes=[{'columns': ['emb'], 'type': 'ivf_flat', 'num_partitions': 1}]) }}
+select id, cast(null as array<float>) as emb from range(3)
+"""
+SUB_VECTORS = """
+{{ config(materialized='table', indexes=[{'columns': ['emb'], 'type': 'ivf_pq', 'num_sub_vectors': 3,
+    'num_partitions': 1, 'num_bits': 4}]) }}
+select id, transform(sequence(1, 4), i -> cast(id * i as float)) as emb from range(40)
+"""
+VECTOR_SEEDS_YML = """
+seeds:
+  - name: vecs
+    config: &vectors
+      column_types: {emb: 'array<float>'}
+      indexes: [{columns: [emb], type: ivf_flat, num_partitions: 1}]
+  - name: ragged_vecs
+    config: *vectors
+"""
+
+
+class TestIndexProblemsCommitNothing:
+    """Whatever can be checked before the write is: a build whose indexes cannot be built fails naming
+    the problem and leaves the table as it was (or absent)."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {
+            "late.sql": LATE_VECTOR_INDEX,
+            "missing.sql": MISSING_COLUMN,
+            "upper.sql": OTHER_CASE,
+            "nulls.sql": ALL_NULL,
+            "parts.sql": SUB_VECTORS,
+        }
+
+    @pytest.fixture(scope="class")
+    def seeds(self) -> dict[str, str]:
+        return {
+            "vecs.csv": 'id,emb\n1,"[1.0, 0.0]"\n2,"[0.0, 1.0]"\n3,\n',
+            "ragged_vecs.csv": 'id,emb\n1,"[1.0, 0.0]"\n2,"[0.5]"\n',
+            "schema.yml": VECTOR_SEEDS_YML,
+        }
+
+    def test_failed_index_checks_leave_the_tables_as_they_were(self, project, lancens_root: str) -> None:
+        schema, exists = project.test_schema, DirectoryNamespace(lancens_root).table_exists
+        run_dbt(["run", "--select", "late", "missing", "upper"])
+        assert _index_types(_dataset(lancens_root, schema, "upper")) == {"id_btree": "BTree"}
+        before = {name: _dataset(lancens_root, schema, name).version for name in ("late", "missing")}
+
+        _, output = run_dbt_and_capture(["run", "--vars", "{round: 2}"], expect_pass=False)
+
+        assert "index 'nope_btree': column 'nope' is not in the table (its columns: id, run)" in output
+        assert "needs column 'emb' to be a vector" in output and "(`--full-refresh`)" in output
+        assert "vector column 'emb' has no non-NULL vector to take its size" in output
+        assert "`num_sub_vectors` 3 must divide the dimension of column 'emb', 4" in output
+        for name, version in before.items():
+            assert _dataset(lancens_root, schema, name).version == version, name
+        assert _dataset(lancens_root, schema, "missing").to_table()["run"].to_pylist() == [1, 1, 1]
+        assert _dataset(lancens_root, schema, "late").count_rows() == 5
+        assert not exists([schema, "nulls"]) and not exists([schema, "parts"])
+
+        run_dbt(["run", "--select", "late", "--vars", "{round: 2}", "--full-refresh"])  # as the error says
+        late = _dataset(lancens_root, schema, "late")
+        assert _index_types(late) == {"emb_ivf_flat": "IVF_FLAT"}
+        assert late.schema.field("emb").type == pa.list_(pa.float32(), 2)
+
+    def test_seed_vectors_are_fixed_size_and_a_ragged_row_is_named(self, project, lancens_root: str) -> None:
+        _, output = run_dbt_and_capture(["seed"], expect_pass=False)
+        vecs = _dataset(lancens_root, project.test_schema, "vecs")
+        assert vecs.schema.field("emb").type == pa.list_(pa.float32(), 2)
+        assert _index_types(vecs) == {"emb_ivf_flat": "IVF_FLAT"}
+        found = vecs.to_table(nearest={"column": "emb", "q": [0.1, 0.9], "k": 1}, columns=["id"])
+        assert found["id"].to_pylist() == [2]
+        assert "vector column 'emb' holds 2 values per row, but row id = (2) has 1" in output
+        assert not DirectoryNamespace(lancens_root).table_exists([project.test_schema, "ragged_vecs"])
+
+
 class TestUnknownIndexKey:
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:

@@ -7,6 +7,7 @@ import pytest
 from dbt.adapters.lancens.materializations.index_config import (
     IndexConfigError,
     IndexSpec,
+    check_sub_vectors,
     parse_indexes,
     vector_columns,
 )
@@ -44,6 +45,17 @@ def test_every_type_parses_with_its_own_parameters() -> None:
     assert parse_indexes(None) == [] and parse_indexes([]) == []
 
 
+def test_lance_values_that_parse_and_sub_vectors_that_must_divide_the_dimension() -> None:
+    for tokenizer in ("simple", "ngram", "icu/split", "jieba/default", "lindera/ipadic"):
+        assert parse_indexes([{"columns": ["b"], "type": "fts", "base_tokenizer": tokenizer}])
+    (pq,) = parse_indexes([{"columns": ["v"], "type": "ivf_pq", "num_sub_vectors": 3, "num_bits": 4}])
+    check_sub_vectors(pq, 6)
+    with pytest.raises(
+        IndexConfigError, match="`num_sub_vectors` 3 must divide the dimension of column 'v', 4"
+    ):
+        check_sub_vectors(pq, 4)
+
+
 def test_fingerprint_changes_with_the_config_only() -> None:
     one = IndexSpec("v", "ivf_pq", "v_ivf_pq", {"metric": "l2", "num_partitions": 2})
     same = IndexSpec("v", "ivf_pq", "v_ivf_pq", {"num_partitions": 2, "metric": "l2"})
@@ -66,6 +78,8 @@ def test_fingerprint_changes_with_the_config_only() -> None:
         ({"columns": ["b"], "type": "fts", "stem": "yes"}, "`stem` must be a bool"),
         ({"columns": ["b"], "type": "fts", "custom_stop_words": [1]}, "`custom_stop_words` must be a list"),
         ({"columns": ["b"], "type": "btree", "name": ""}, "`name` must be a non-empty string"),
+        ({"columns": ["b"], "type": "fts", "base_tokenizer": "bogus"}, "`base_tokenizer` 'bogus' is not one"),
+        ({"columns": ["v"], "type": "ivf_pq", "num_bits": 1}, "`num_bits` must be one of 4, 8"),
     ],
 )
 def test_a_bad_entry_names_its_key(entry: dict, named: str) -> None:

@@ -11,7 +11,7 @@ import pytest
 from dbt.adapters.lancens.commits.landing import land
 from dbt.adapters.lancens.commits.staging import RunPublisher
 from dbt.adapters.lancens.materializations.index_config import parse_indexes
-from dbt.adapters.lancens.materializations.indexes import RECORD_KEY, apply_indexes, recorded
+from dbt.adapters.lancens.materializations.indexes import RECORD_KEY, apply_indexes, check_columns, recorded
 from dbt.adapters.lancens.metadata import catalog
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.storage import Storage
@@ -206,6 +206,46 @@ def test_empty_table_waits_and_a_missing_or_wrong_column_is_named(namespace: Dir
         apply_indexes(namespace, table, parse_indexes([{"columns": ["missing"], "type": "btree"}]), WHO)
     with pytest.raises(ValueError, match="needs column 'body' to be a vector"):
         apply_indexes(namespace, table, parse_indexes([{"columns": ["body"], "type": "ivf_flat"}]), WHO)
+
+
+def test_a_changed_config_waiting_for_rows_is_applied_when_they_arrive(tmp_path) -> None:
+    ns = DirectoryNamespace(str(tmp_path / "root"))
+    ns.create_namespace(["docs"])
+    table = ["docs", "waiting"]
+    ns.create_table(table, documents(0, 20))
+    pq = {"columns": ["embedding"], "type": "ivf_pq", "num_partitions": 1, "num_sub_vectors": 2}
+    first = parse_indexes([{**pq, "metric": "l2", "num_bits": 4}])  # 16 rows train it
+    changed = parse_indexes([{**pq, "metric": "cosine", "num_bits": 8}])  # 256 rows train it
+    assert apply_indexes(ns, table, first, WHO).built == ["embedding_ivf_pq"]
+    append(ns, table, documents(20, 20))
+
+    waiting = apply_indexes(ns, table, changed, WHO)
+
+    assert waiting.waiting == ["embedding_ivf_pq (trains on at least 256 rows, has 40)"]
+    assert recorded(dataset(ns, table)) == {"embedding_ivf_pq": first[0].fingerprint()}  # still the old
+    append(ns, table, documents(40, 300))
+
+    assert apply_indexes(ns, table, changed, WHO).built == ["embedding_ivf_pq"]
+
+    ds = dataset(ns, table)
+    assert recorded(ds) == {"embedding_ivf_pq": changed[0].fingerprint()}
+    segments = ds.stats.index_stats("embedding_ivf_pq")["indices"]
+    assert [(s["metric_type"], s["sub_index"]["nbits"]) for s in segments] == [("cosine", 8)]
+
+
+def test_columns_are_checked_in_any_case_and_named_as_the_table_spells_them() -> None:
+    vector, floats = pa.list_(pa.float32(), 8), pa.list_(pa.float32())
+    specs = parse_indexes([{"columns": ["id"], "type": "btree"}, {"columns": ["emb"], "type": "ivf_flat"}])
+    resolved = check_columns(specs, [("ID", pa.int64()), ("Emb", vector)])
+    assert [(s.name, s.column) for s in resolved] == [("id_btree", "ID"), ("emb_ivf_flat", "Emb")]
+    assert check_columns(specs, [("id", None), ("emb", None)]) == specs  # shaped by the write itself
+    with pytest.raises(ValueError, match=r"column 'id' is not in the table \(its columns: key, emb\)"):
+        check_columns(specs, [("key", None), ("emb", None)])
+    with pytest.raises(ValueError, match=r"needs column 'emb' to be a vector .* rebuild the table \(`--full"):
+        check_columns(specs, [("id", None), ("emb", floats)])
+    pq = parse_indexes([{"columns": ["emb"], "type": "ivf_pq", "num_sub_vectors": 3}])
+    with pytest.raises(ValueError, match="`num_sub_vectors` 3 must divide the dimension of column 'emb', 8"):
+        check_columns(pq, [("emb", vector)])
 
 
 def test_under_table_version_management_every_index_commit_is_a_managed_version(tmp_path) -> None:

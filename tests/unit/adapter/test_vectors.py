@@ -6,7 +6,7 @@ import lance
 import pyarrow as pa
 import pytest
 
-from dbt.adapters.lancens.materializations.vectors import VectorColumnError, prepare_vectors
+from dbt.adapters.lancens.materializations.vectors import VectorColumnError, arrow_vectors, prepare_vectors
 
 
 def write(frame, uri: str) -> lance.LanceDataset:
@@ -58,3 +58,30 @@ def test_a_column_that_is_no_float_array_or_is_missing_is_refused(spark) -> None
         prepare_vectors(frame, ["words"], key=[])
     with pytest.raises(VectorColumnError, match="vector column 'embedding' .* is not in the model's result"):
         prepare_vectors(frame, ["embedding"], key=[])
+
+
+def test_an_all_null_vector_column_is_refused_before_the_write(spark) -> None:
+    frame = spark.sql("select id, cast(null as array<float>) as embedding from range(3)")
+    with pytest.raises(VectorColumnError, match="'embedding' has no non-NULL vector to take its size"):
+        prepare_vectors(frame, ["embedding"], key=["id"])
+
+
+def test_a_seed_column_becomes_fixed_size_float32_and_a_ragged_row_is_named() -> None:
+    rows = pa.table(
+        {
+            "id": [1, 2, 3],
+            "Embedding": pa.array([[1.0, 2.0], None, [3.0, 4.0]], pa.list_(pa.float64())),
+        }
+    )
+    shaped = arrow_vectors(rows, ["embedding"])
+    assert shaped.schema.field("Embedding").type == pa.list_(pa.field("item", pa.float32()), 2)
+    assert shaped.column("Embedding").to_pylist() == [[1.0, 2.0], None, [3.0, 4.0]]
+    ragged = rows.set_column(1, "Embedding", pa.array([[1.0, 2.0], None, [3.0]], pa.list_(pa.float64())))
+    with pytest.raises(VectorColumnError, match=r"holds 2 values per row, but row id = \(3\) has 1"):
+        arrow_vectors(ragged, ["embedding"])
+    with pytest.raises(VectorColumnError, match="declare it in the seed's column_types"):
+        arrow_vectors(rows.set_column(1, "Embedding", pa.array(["[1, 2]", None, None])), ["embedding"])
+    with pytest.raises(VectorColumnError, match="no non-NULL vector"):
+        arrow_vectors(
+            rows.set_column(1, "Embedding", pa.array([None] * 3, pa.list_(pa.float32()))), ["embedding"]
+        )

@@ -132,6 +132,18 @@ def test_append_rejects_unknown_columns() -> None:
         lance_write_schema(pa.schema([("a", pa.int64()), ("b", pa.string())]), existing, {}, append=True)
 
 
+def test_an_overwrite_asking_for_vectors_replaces_a_variable_list_or_another_size() -> None:
+    """A table written before a vector index named its column holds a variable-length list; the
+    rebuild that `--full-refresh` makes must write the column as vectors."""
+    incoming = pa.schema([("emb", pa.list_(pa.float32()))])
+    for existing in (pa.list_(pa.float32()), pa.list_(pa.float32(), 3)):
+        written = lance_write_schema(incoming, pa.schema([("emb", existing)]), {"emb": 2}, append=False)
+        assert written.field("emb").type == pa.list_(pa.field("item", pa.float32()), 2)
+    kept = pa.list_(pa.field("item", pa.float32(), nullable=False), 2)
+    same = lance_write_schema(incoming, pa.schema([("emb", kept)]), {"emb": 2}, append=False)
+    assert same.field("emb").type == kept
+
+
 def test_written_columns_are_nullable_even_when_spark_says_not_null() -> None:
     """`1 AS id` is NOT NULL to Spark; the table must still take nulls from a later merge."""
     incoming = pa.schema([pa.field("id", pa.int32(), nullable=False), pa.field("name", pa.string())])

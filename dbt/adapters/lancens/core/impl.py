@@ -166,7 +166,7 @@ class LancensAdapter(SparkAdapter):
         self._require_publish_hooks(runtime)
         with self.connections.exception_handler(compiled_code):
             code = self.connections.model_sql(compiled_code, language)
-            frame = index_run.vector_frame(
+            frame = index_run.checked_frame(
                 runtime,
                 relation.table_id,
                 incremental.model_frame(runtime, code, language, name),
@@ -209,15 +209,18 @@ class LancensAdapter(SparkAdapter):
         quote_columns: bool | None = None,
         empty: bool = False,
         show: bool = False,
+        indexes: list[dict[str, Any]] | None = None,
     ) -> seeds.SeedLoad:
         """Load a seed CSV through Arrow as the table's next version (one commit).
 
         `empty` (`dbt build --empty`): the CSV's columns and types, no rows. `show` (`dbt seed
-        --show`): the loaded rows also come back as agate for dbt-core to sample and print."""
+        --show`): the loaded rows also come back as agate for dbt-core to sample and print.
+        `indexes` (the seed's config): checked, and its vector columns written as vectors."""
         runtime = self.runtime
         self._require_publish_hooks(runtime)
         with self.connections.exception_handler(f"load seed {csv_path}"):
             data = seeds.read_seed_csv(runtime.spark, csv_path, column_types, delimiter, quote_columns)
+            data = index_run.checked_seed(data, indexes)
             if empty:
                 data = data.slice(0, 0)
             version = writes.write_arrow(runtime, relation.table_id, data, _provenance(provenance))
@@ -553,13 +556,14 @@ class LancensAdapter(SparkAdapter):
             code = self.connections.model_sql(compiled_code, language)
             frame = incremental.model_frame(runtime, code, language, relation.identifier or "")
             spec_ = incremental.Spec(**spec)
-            frame = index_run.vector_frame(
+            frame = index_run.checked_frame(
                 runtime,
                 relation.table_id,
                 frame,
                 indexes,
                 spec_.unique_key,
                 adds_rows=True,
+                on_schema_change=spec_.on_schema_change,
                 sample=incremental.sample_frame(runtime, code, language),
             )
             version, rows = incremental.apply(
@@ -574,15 +578,19 @@ class LancensAdapter(SparkAdapter):
         staging_sql: str,
         columns: dict[str, str],
         provenance: dict[str, Any] | None = None,
+        indexes: list[dict[str, Any]] | None = None,
     ) -> AdapterResponse:
-        """Apply dbt's snapshot staging rows (inserts, closed records) to the snapshot in one commit."""
+        """Apply dbt's snapshot staging rows (inserts, closed records) to the snapshot in one commit;
+        `indexes` (the snapshot's config) are checked against its columns first."""
+        runtime = self.runtime
         with self.connections.exception_handler(staging_sql):
             version, rows = snapshots.merge_staging(
-                self.runtime,
+                runtime,
                 relation.table_id,
                 self.connections.model_sql(staging_sql),
                 columns,
                 _provenance(provenance),
+                indexes,
             )
         return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
 

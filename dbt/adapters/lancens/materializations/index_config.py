@@ -50,6 +50,11 @@ PARAMETERS: dict[str, dict[str, type]] = {
     "label_list": {},
 }
 COMMON_KEYS = ("columns", "type", "name")
+# Values Lance accepts (pylance 14), checked here so that a bad one fails `dbt parse` rather than the
+# index build, which runs after the rows are committed.
+TOKENIZERS = ("simple", "whitespace", "raw", "ngram", "icu", "icu/split")
+TOKENIZER_FAMILIES = ("jieba/", "lindera/")  # with a language model name: `jieba/default`
+PQ_BITS = (4, 8)
 
 
 class IndexConfigError(ValueError):
@@ -125,10 +130,37 @@ def _parse_one(entry: Any, position: int) -> IndexSpec:
         )
     if "metric" in parameters:
         parameters["metric"] = parameters["metric"].lower()
+    _check_lance_values(where, parameters)
     name = entry.get("name")
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise IndexConfigError(f"{where}: `name` must be a non-empty string, got {name!r}")
     return IndexSpec(column, kind, name or f"{column}_{kind}", parameters)
+
+
+def _check_lance_values(where: str, parameters: dict[str, Any]) -> None:
+    """Values of the right type that Lance still refuses, when that is known without the data."""
+    tokenizer = parameters.get("base_tokenizer")
+    if tokenizer is not None and not (tokenizer in TOKENIZERS or tokenizer.startswith(TOKENIZER_FAMILIES)):
+        raise IndexConfigError(
+            f"{where}: `base_tokenizer` {tokenizer!r} is not one Lance knows: "
+            f"{', '.join(TOKENIZERS)}, or jieba/<model>, lindera/<model>"
+        )
+    if parameters.get("num_bits", PQ_BITS[-1]) not in PQ_BITS:
+        raise IndexConfigError(
+            f"{where}: `num_bits` must be one of {', '.join(map(str, PQ_BITS))} (Lance's PQ codes), "
+            f"got {parameters['num_bits']!r}"
+        )
+
+
+def check_sub_vectors(spec: IndexSpec, dimension: int) -> None:
+    """An `ivf_pq` index splits each vector into `num_sub_vectors` equal parts: they must divide the
+    dimension, which is known only from the data (before it is written: `indexes.check_columns`)."""
+    parts = spec.parameters.get("num_sub_vectors")
+    if spec.type == "ivf_pq" and parts is not None and dimension % parts:
+        raise IndexConfigError(
+            f"index {spec.name!r}: `num_sub_vectors` {parts} must divide the dimension of "
+            f"column {spec.column!r}, {dimension}"
+        )
 
 
 def _column(columns: Any, where: str) -> str:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import lance
@@ -34,8 +34,9 @@ from lance.dataset import Index
 
 from dbt.adapters.lancens.commits.staging import RunPublisher
 from dbt.adapters.lancens.materializations.index_commits import index_commits
-from dbt.adapters.lancens.materializations.index_config import IndexSpec
+from dbt.adapters.lancens.materializations.index_config import IndexSpec, check_sub_vectors
 from dbt.adapters.lancens.namespace import DirectoryNamespace
+from dbt.adapters.lancens.spark.column_names import ColumnMap
 
 RECORD_KEY = "lancens.indexes"
 PARTIAL_DIR = "staging/"
@@ -80,15 +81,18 @@ def recorded(dataset: lance.LanceDataset) -> dict[str, str]:
 
 
 def plan_indexes(dataset: lance.LanceDataset, specs: Sequence[IndexSpec]) -> IndexPlan:
-    """Compare the table's latest version with the configured indexes."""
+    """Compare the table's latest version with the configured indexes (their columns as the table
+    spells them: `check_columns`)."""
     built_by_dbt = recorded(dataset)
     present = {description.name for description in dataset.describe_indices()}
     rows = dataset.count_rows()
     plan = IndexPlan()
+    stale_names = set()
     for spec in specs:
-        _check_column(dataset, spec)
         stats = dataset.stats.index_stats(spec.name) if spec.name in present else None
         stale = stats is None or built_by_dbt.get(spec.name) != spec.fingerprint()
+        if stale:
+            stale_names.add(spec.name)
         if stale or (rows and not stats["num_indexed_rows"]):  # type: ignore[index]
             if rows >= min_rows(spec):
                 plan.build.append(spec)
@@ -98,10 +102,30 @@ def plan_indexes(dataset: lance.LanceDataset, specs: Sequence[IndexSpec]) -> Ind
             plan.optimize.append(spec.name)
     wanted = {spec.name for spec in specs}
     plan.drop = sorted(name for name in built_by_dbt if name not in wanted and name in present)
-    record = {spec.name: spec.fingerprint() for spec in specs if spec.name in present or spec in plan.build}
+    record = _record(specs, plan, present, built_by_dbt, stale_names)
     if record != built_by_dbt:
         plan.record = record
     return plan
+
+
+def _record(
+    specs: Sequence[IndexSpec],
+    plan: IndexPlan,
+    present: set[str],
+    built_by_dbt: dict[str, str],
+    stale: set[str],
+) -> dict[str, str]:
+    """The `lancens.indexes` record after `plan`: an index built now, or present and up to date, is
+    recorded with its config. A present index whose config changed but that waits for rows keeps the
+    fingerprint it was built from, so the run that brings enough rows rebuilds it; recording the new
+    config would make the old index look current forever."""
+    record = {}
+    for spec in specs:
+        if spec in plan.build or (spec.name in present and spec.name not in stale):
+            record[spec.name] = spec.fingerprint()
+        elif spec.name in present and spec.name in built_by_dbt:
+            record[spec.name] = built_by_dbt[spec.name]
+    return record
 
 
 def min_rows(spec: IndexSpec) -> int:
@@ -127,6 +151,7 @@ def apply_indexes(
     if commits is None:
         raise ValueError(f"indexes: {'.'.join(table_id)} is not a table")
     dataset = commits.dataset
+    specs = check_columns(specs, [(f.name, f.type) for f in dataset.schema])
     plan = plan_indexes(dataset, specs)
     if plan.optimize and not commits.optimizes:
         by_name = {spec.name: spec for spec in specs}
@@ -147,19 +172,52 @@ def apply_indexes(
     return IndexOutcome([s.name for s in plan.build], plan.drop, plan.optimize, plan.waiting, version)
 
 
-def _check_column(dataset: lance.LanceDataset, spec: IndexSpec) -> None:
-    names = dataset.schema.names
-    if spec.column not in names:
-        raise ValueError(
-            f"index {spec.name!r}: column {spec.column!r} is not in the table "
-            f"(its columns: {', '.join(names)})"
+def check_columns(
+    specs: Sequence[IndexSpec], columns: Sequence[tuple[str, pa.DataType | None]]
+) -> list[IndexSpec]:
+    """`specs` with each column spelled as the table spells it (matched as Spark matches names, so
+    `columns: ['id']` finds a column `ID`); raises naming the index when its column is missing, a
+    vector index's column is not a vector, or an `ivf_pq` index's sub-vectors do not divide its size.
+
+    `columns`: the table's columns and types, or those it will have after a build, checked before the
+    build writes anything; a type is None for a column the build writes from the model's result,
+    whose vector columns `vectors.prepare_vectors` shapes (or fails on) itself."""
+    table = ColumnMap((name, (name, kind)) for name, kind in columns)
+    resolved = []
+    for spec in specs:
+        if spec.column not in table:
+            raise ValueError(
+                f"index {spec.name!r}: column {spec.column!r} is not in the table "
+                f"(its columns: {', '.join(table)})"
+            )
+        name, kind = table[spec.column]
+        if spec.is_vector and kind is not None and not lance_vector(kind):
+            raise ValueError(
+                f"index {spec.name!r} ({spec.type}) needs column {name!r} to be a vector "
+                f"(a fixed-size list of floats); it is {kind}{_rebuild_hint(kind)}"
+            )
+        resolved.append(dataclasses.replace(spec, column=name))
+    fixed = [(n, k) for n, k in columns if k is not None and pa.types.is_fixed_size_list(k)]
+    check_dimensions(resolved, ColumnMap((n, k.list_size) for n, k in fixed))
+    return resolved
+
+
+def check_dimensions(specs: Sequence[IndexSpec], sizes: Mapping[str, int]) -> None:
+    """The vector sizes (`sizes`: column -> dimension) suit the indexes' parameters."""
+    for spec in specs:
+        if spec.column in sizes:
+            check_sub_vectors(spec, sizes[spec.column])
+
+
+def _rebuild_hint(kind: pa.DataType) -> str:
+    """A variable-length list of floats was written before a vector index named the column: only a
+    rebuild writes it again, as vectors."""
+    if pa.types.is_list(kind) and pa.types.is_floating(kind.value_type):
+        return (
+            ", as the table was written before a vector index named it; rebuild the table "
+            "(`--full-refresh`) to store the column as vectors"
         )
-    kind = dataset.schema.field(spec.column).type
-    if spec.is_vector and not lance_vector(kind):
-        raise ValueError(
-            f"index {spec.name!r} ({spec.type}) needs column {spec.column!r} to be a vector "
-            f"(a fixed-size list of floats); it is {kind}"
-        )
+    return ""
 
 
 def lance_vector(kind: pa.DataType) -> bool:

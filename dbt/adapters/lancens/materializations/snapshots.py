@@ -11,13 +11,15 @@ they replace the old rows (deleted by address) and are committed with the insert
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
 from dbt.adapters.lancens.core.names import quote
 from dbt.adapters.lancens.core.runtime import LancensRuntime
-from dbt.adapters.lancens.materializations import merge, schema_evolution
+from dbt.adapters.lancens.materializations import index_run, merge, schema_evolution
 from dbt.adapters.lancens.materializations.source_view import addressed_view, query_rows
 from dbt.adapters.lancens.spark.column_names import column_names, fold
 from dbt.adapters.lancens.spark.options import ROW_ADDRESS
@@ -32,12 +34,15 @@ def merge_staging(
     staging_sql: str,
     columns: dict[str, str],
     properties: dict[str, str],
+    raw_indexes: Any = None,
 ) -> tuple[int, int]:
     """Apply the staging rows; return (new version, rows inserted or closed).
 
     `columns` are dbt's snapshot column names (`dbt_scd_id`, `dbt_valid_to`, ...) plus
-    `valid_to_current`: the `dbt_valid_to_current` expression, or empty."""
+    `valid_to_current`: the `dbt_valid_to_current` expression, or empty. `raw_indexes`: the
+    snapshot's `indexes` config, checked against the columns before anything is committed."""
     staging = runtime.sql(staging_sql, pushdown=True).toArrow()
+    index_run.check_staged_columns(runtime, table_id, staging.schema, raw_indexes)
     target = open_write(runtime, table_id, must_exist=True)
     known = column_names(target.current.schema.names)
     added = [

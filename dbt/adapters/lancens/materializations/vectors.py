@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -59,16 +60,66 @@ def prepare_vectors(
     key_columns = [fields[k].name for k in key if k in fields] or _default_key(fields, wanted)
     rows = sample or (lambda: frame)
     sizes = ColumnMap(
-        (name, (table_sizes or {}).get(name) or _size_from_data(rows(), fields[name].name)) for name in wanted
+        (name, _sized(name, (table_sizes or {}).get(name) or _size_from_data(rows(), fields[name].name)))
+        for name in wanted
     )
     projection = []
     for field in frame.schema.fields:
-        size = sizes.get(field.name)
-        if field.name not in wanted or size is None:
+        if field.name not in wanted:
             projection.append(F.col(_quoted(field.name)))
         else:
-            projection.append(_checked_vector(field.name, size, key_columns))
+            projection.append(_checked_vector(field.name, sizes[field.name], key_columns))
     return frame.select(*projection)
+
+
+def _sized(name: str, size: int | None) -> int:
+    """A vector column's size; a column without one cannot become a vector, and left a variable-length
+    list its index would fail only after the rows were committed."""
+    if size is None:
+        raise VectorColumnError(
+            f"vector column {name!r} has no non-NULL vector to take its size (the dimension) from "
+            "(every row is NULL, or there are no rows); a vector index needs it"
+        )
+    return size
+
+
+def arrow_vectors(rows: pa.Table, columns: Sequence[str]) -> pa.Table:
+    """`rows` (a seed's, read by Arrow) with each vector column as `fixed_size_list<float32, N>`, N
+    from the first non-null vector, as `prepare_vectors` does for a Spark frame; a row of another
+    size fails naming it by the first non-vector column, before anything is written."""
+    wanted = column_names(columns)
+    names = column_names(rows.column_names)
+    key = _default_key(names, wanted)
+    for name in sorted(wanted):
+        if name not in names:
+            raise VectorColumnError(
+                f"vector column {name!r} (named by a vector index) is not in the seed "
+                f"(its columns: {', '.join(rows.column_names)})"
+            )
+        index = rows.schema.get_field_index(names[name])
+        rows = rows.set_column(index, *_fixed_size(rows, index, key))
+    return rows
+
+
+def _fixed_size(rows: pa.Table, index: int, key: Sequence[str]) -> tuple[pa.Field, pa.ChunkedArray]:
+    field, column = rows.schema.field(index), rows.column(index)
+    if not (pa.types.is_list(field.type) and pa.types.is_floating(field.type.value_type)):
+        raise VectorColumnError(
+            f"vector column {field.name!r} must be array<float> or array<double> (declare it in the "
+            f"seed's column_types), got {field.type}"
+        )
+    lengths = pc.list_value_length(column).to_pylist()
+    size = _sized(field.name, next((length for length in lengths if length is not None), None))
+    for row, length in enumerate(lengths):
+        if length not in (None, size):
+            named = ", ".join(str(rows.column(k)[row].as_py()) for k in key)
+            raise VectorColumnError(
+                f"vector column {field.name!r} holds {size} values per row, but row "
+                f"{', '.join(key) or '(no key)'} = ({named}) has {length}; every vector of a column "
+                "must have the same length"
+            )
+    kind = pa.list_(pa.field("item", pa.float32()), size)
+    return field.with_type(kind), column.cast(pa.list_(pa.float32())).cast(kind)
 
 
 def _check_type(field: T.StructField | None, name: str, names: list[str]) -> None:
@@ -84,7 +135,7 @@ def _check_type(field: T.StructField | None, name: str, names: list[str]) -> Non
         )
 
 
-def _default_key(fields: Mapping[str, T.StructField], vectors: Mapping[str, str]) -> list[str]:
+def _default_key(fields: Mapping[str, object], vectors: Mapping[str, str]) -> list[str]:
     """Without a `unique_key`, a ragged row is named by the model's first non-vector column."""
     return [name for name in fields if name not in vectors][:1]
 

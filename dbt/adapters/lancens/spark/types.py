@@ -185,12 +185,15 @@ def aligned(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
 
 
 def _write_type(incoming: pa.DataType, existing: pa.DataType | None, fixed_size: int | None) -> pa.DataType:
-    """The Lance type one written column gets (nested values nullable: `nullable_within`)."""
+    """The Lance type one written column gets (nested values nullable: `nullable_within`): a
+    requested fixed size wins over the previous type (a variable-length list becomes a vector when a
+    rebuild asks for one)."""
     if (
         existing is not None
         and to_spark_type(existing).simpleString() == to_spark_type(incoming).simpleString()
     ):
-        return nullable_within(existing)
+        if fixed_size is None or (pat.is_fixed_size_list(existing) and existing.list_size == fixed_size):
+            return nullable_within(existing)
     if fixed_size is not None:
         if not (pat.is_list(incoming) or pat.is_large_list(incoming) or pat.is_fixed_size_list(incoming)):
             raise TypeError(f"fixed_size_list requested for a column of type {incoming}")

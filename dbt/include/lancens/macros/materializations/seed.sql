@@ -24,7 +24,8 @@
         lancens_provenance(),
         config.get('quote_columns'),
         flags.EMPTY is true,
-        invocation_args_dict.get('show') is true) -%}
+        invocation_args_dict.get('show') is true,
+        config.get('indexes')) -%}
   {% do store_result('main', response=loaded.response) %}
   {#-- dbt's seed task prints this table under `--show`; the load itself went through Arrow. --#}
   {% do store_result('agate_table', response='OK', agate_table=loaded.table) %}
