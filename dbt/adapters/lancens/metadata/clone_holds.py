@@ -113,7 +113,9 @@ def release(namespace: DirectoryNamespace, clone_id: list[str], sources: Iterabl
 
 
 def holds_on(namespace: DirectoryNamespace, table_id: list[str]) -> list[Hold]:
-    """The clone holds on the table's versions, live or not."""
+    """The clone holds on the table's versions, live or not (none on a table declared only)."""
+    if namespace.describe_table(table_id).declared_only:
+        return []
     holds = []
     for tag, info in latest(namespace, table_id).tags.list().items():
         clone_id = clone_of(tag)
@@ -249,8 +251,11 @@ def release_stale(namespace: DirectoryNamespace, source_id: list[str], grace: ti
     """Remove holds older than `grace` whose clone is gone or reads the source no more."""
     location = _plain(namespace.describe_table(source_id).location)
     cutoff = int((time.time() - grace.total_seconds()) * 1000)
+    holds = holds_on(namespace, source_id)
+    if not holds:
+        return
     tags = latest(namespace, source_id).tags
-    for stale in holds_on(namespace, source_id):
+    for stale in holds:
         old = stale.tagged_at_millis is not None and stale.tagged_at_millis <= cutoff
         if old and location not in sources_read(namespace, stale.clone_id):
             tags.delete(hold_tag(stale.clone_id))
