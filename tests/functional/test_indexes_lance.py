@@ -160,6 +160,31 @@ class TestRaggedVector:
         assert not DirectoryNamespace(lancens_root).table_exists([project.test_schema, "ragged"])
 
 
+VECTOR_TABLE = """
+{{ config(materialized='table', indexes=[{'columns': ['emb'], 'type': 'ivf_flat', 'num_partitions': 1}]) }}
+select id, array(cast(id as float), 1.0f) as emb from {{ ref('vector_input') }}
+"""
+
+
+class TestEmptyRebuildOfAVectorTable:
+    def test_an_empty_rebuild_keeps_the_tables_vector_size(self, project, lancens_root: str) -> None:
+        """`dbt run --empty` (or any empty result) has no vector to take the size from: the table
+        the rows replace has one."""
+        run_dbt(["run"])
+        run_dbt(["run", "--empty"])
+        info = DirectoryNamespace(lancens_root).describe_table([project.test_schema, "vector_table"])
+        dataset = lance.dataset(info.location)
+        assert dataset.count_rows() == 0
+        assert dataset.schema.field("emb").type == pa.list_(pa.float32(), 2)
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {
+            "vector_input.sql": "{{ config(materialized='view') }} select id from range(5)",
+            "vector_table.sql": VECTOR_TABLE,
+        }
+
+
 ROUND = "var('round', 1) >= 2"
 # Round 1 builds each model without trouble; in round 2 each one's indexes cannot be built.
 LATE_VECTOR_INDEX = f"""

@@ -169,6 +169,8 @@ def test_hold_tags_name_the_clone_exactly(clone_id: list[str], tmp_path) -> None
     table = lance.write_dataset(pa.table({"id": [1]}), str(tmp_path / "t"))
     table.tags.create(tag, 1)  # a name Lance accepts
     assert clone_holds.clone_of("release") is None
+    for hand_made in ("lancens-clone.a_b.held", "lancens-clone.a_zz_.held", "lancens-clone.a_.held"):
+        assert clone_holds.clone_of(hand_made) is None  # not ours: skipped, never an error
 
 
 def test_dropping_many_tables_drops_clones_before_their_sources(namespace: DirectoryNamespace) -> None:

@@ -20,6 +20,9 @@ REFUSED = [
     f"SELECT id FROM ro.t WHERE id IN (SELECT id FROM {V1})",
     f"WITH old AS (SELECT id FROM {V1}) SELECT * FROM old JOIN ro.t USING (id)",
     "SELECT id FROM ro.t WITH ('version' = '1') UNION ALL SELECT id FROM ro.t WITH ('version' = '2')",
+    f"SELECT id FROM {V1} UNION ALL SELECT id FROM spark_catalog.ro.t",  # the same table, 3 parts
+    f"SELECT id FROM {V1} UNION ALL SELECT id FROM ro.v",  # a view over it
+    f"SELECT id FROM ro.vv UNION ALL SELECT id FROM {V1}",  # a view over that view
 ]
 # (query, the answer Spark gives it: these read one option set per table)
 ANSWERED = [
@@ -27,6 +30,7 @@ ANSWERED = [
     (f"SELECT count(*) FROM (SELECT id FROM {V1} UNION ALL SELECT id FROM ro.t with ('VERSION'='1'))", 6),
     ("WITH x AS (SELECT id FROM ro.t) SELECT count(*) FROM x a JOIN x b USING (id)", 10),
     ("SELECT count(*) FROM ro.t", 10),
+    ("SELECT count(*) FROM (SELECT id FROM ro.vv UNION ALL SELECT id FROM spark_catalog.ro.t)", 20),
 ]
 
 
@@ -38,6 +42,8 @@ def versioned_table(spark, tmp_path_factory: pytest.TempPathFactory) -> None:
     spark.sql("CREATE DATABASE IF NOT EXISTS ro")
     spark.sql("DROP TABLE IF EXISTS ro.t")
     spark.sql(f"CREATE TABLE ro.t USING {register_bound_source(spark, {'path': uri})}")
+    spark.sql("CREATE OR REPLACE VIEW ro.v AS SELECT id FROM ro.t")
+    spark.sql("CREATE OR REPLACE VIEW ro.vv AS SELECT id FROM ro.v")
 
 
 @pytest.mark.parametrize("query", REFUSED)
@@ -52,12 +58,15 @@ def test_one_option_set_per_table_is_answered(spark, versioned_table: None, quer
     assert spark.sql(query).collect()[0][0] == count
 
 
-def test_a_one_part_name_is_the_current_databases_table(spark, versioned_table: None) -> None:
+def test_a_one_part_name_is_the_current_databases_table_unless_a_cte(spark, versioned_table: None) -> None:
     previous = spark.catalog.currentDatabase()
     spark.catalog.setCurrentDatabase("ro")
     try:
         with pytest.raises(DifferingOptionsError):
             refuse_differing_options(spark, f"SELECT id FROM t UNION ALL SELECT id FROM {V1}")
+        cte = f"WITH t AS (SELECT 42 AS id) SELECT id FROM t UNION ALL SELECT id FROM {V1}"
+        refuse_differing_options(spark, cte)
+        assert sorted(row.id for row in spark.sql(cte).collect()) == [0, 1, 2, 42]
     finally:
         spark.catalog.setCurrentDatabase(previous)
 

@@ -30,6 +30,7 @@ from dbt.adapters.lancens.materializations.indexes import (
     recorded,
 )
 from dbt.adapters.lancens.metadata.engine_dataset import latest
+from dbt.adapters.lancens.namespace import errors
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 from dbt.adapters.lancens.spark.types import fixed_sizes_from_metadata
 
@@ -60,7 +61,8 @@ def checked_frame(
     if not columns:
         return frame
     sizes = vectors.existing_sizes(table) if table is not None else None
-    frame = vectors.prepare_vectors(frame, columns, key, sizes, sample)
+    replaced = None if adds_rows else (lambda: vectors.existing_sizes(_schema(runtime, table_id)))
+    frame = vectors.prepare_vectors(frame, columns, key, sizes, sample, replaced)
     check_dimensions(specs, ColumnMap(fixed_sizes_from_metadata(frame.schema).items()))
     return frame
 
@@ -103,7 +105,11 @@ def _columns_after(
 
 
 def _schema(runtime: LancensRuntime, table_id: list[str]) -> pa.Schema | None:
-    if not runtime.namespace.table_exists(table_id):
+    """The table's schema; None when it does not exist or has no data yet."""
+    try:
+        if runtime.namespace.describe_table(table_id).declared_only:
+            return None
+    except errors.TableNotFoundError:
         return None
     return latest(runtime.namespace, table_id).schema
 

@@ -42,13 +42,16 @@ def prepare_vectors(
     key: Sequence[str],
     table_sizes: Mapping[str, int] | None = None,
     sample: Callable[[], DataFrame] | None = None,
+    replaced_sizes: Callable[[], Mapping[str, int]] | None = None,
 ) -> DataFrame:
     """`frame` with each vector column cast to `array<float>`, its size in the field metadata, and
     a check that fails any row of another size, naming it by its `key` columns.
 
     `table_sizes`: the sizes of the table the rows are added to (an incremental run); a column
     keeps its size there, so new rows of another size fail instead of changing the table.
-    `sample`: the same rows as another frame, for the size query. A frame with Lance filter
+    `replaced_sizes`: the sizes of the table the rows replace, for a column with no non-NULL vector
+    to take its size from (`--empty`, an empty result). `sample`: the same rows as another frame,
+    for the size query. A frame with Lance filter
     pushdown must run one query only: the size query's `IS NOT NULL` would be pushed into the
     relation's reader, which PySpark then reuses for the write (rows with NULL vectors were lost)."""
     if not columns:
@@ -59,10 +62,14 @@ def prepare_vectors(
         _check_type(fields.get(name), name, list(fields))
     key_columns = [fields[k].name for k in key if k in fields] or _default_key(fields, wanted)
     rows = sample or (lambda: frame)
-    sizes = ColumnMap(
-        (name, _sized(name, (table_sizes or {}).get(name) or _size_from_data(rows(), fields[name].name)))
-        for name in wanted
-    )
+
+    def size(name: str) -> int:
+        found = (table_sizes or {}).get(name) or _size_from_data(rows(), fields[name].name)
+        if found is None and replaced_sizes is not None:
+            found = ColumnMap(replaced_sizes().items()).get(name)
+        return _sized(name, found)
+
+    sizes = ColumnMap((name, size(name)) for name in wanted)
     projection = []
     for field in frame.schema.fields:
         if field.name not in wanted:

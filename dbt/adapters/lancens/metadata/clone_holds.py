@@ -13,7 +13,9 @@ A hold goes when its clone stops reading the source:
   rebuilt still reads them in its older versions, which time travel can open, until those go);
 * a cleanup of the source finds the hold's clone gone or no longer reading it (a clone dropped by
   another tool): only holds older than the cleanup's grace, so a clone being made keeps its hold.
-A deregistered clone keeps its hold: its files still read the source and can be registered again.
+A clone the namespace no longer knows (deregistered, or dropped by another tool: the two look the
+same) protects nothing: its tag goes with the source's next cleanup after the grace, and a purge
+of the source is not refused for it.
 """
 
 from __future__ import annotations
@@ -67,10 +69,13 @@ def hold_tag(clone_id: Sequence[str]) -> str:
 
 
 def clone_of(tag: str) -> list[str] | None:
-    """The clone id a hold tag names; None for any other tag."""
+    """The clone id a hold tag names; None for any other tag (a hand-made one that does not decode)."""
     if not (tag.startswith(PREFIX) and tag.endswith(SUFFIX)) or len(tag) <= len(PREFIX + SUFFIX):
         return None
-    return [_decode(level) for level in tag[len(PREFIX) : -len(SUFFIX)].split(".")]
+    try:
+        return [_decode(level) for level in tag[len(PREFIX) : -len(SUFFIX)].split(".")]
+    except (IndexError, ValueError):
+        return None
 
 
 def _decode(level: str) -> str:

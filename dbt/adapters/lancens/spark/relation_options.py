@@ -4,7 +4,9 @@ Spark's analyser resolves every reference to one table in a query to one relatio
 cache ignores the options a reference carries (`t WITH ('version' = '1')`): each reference then reads
 with the options of the first. `select id from t with ('version'='1') union all select id from t`
 read version 1 twice and returned wrong rows without any error. The parsed (unresolved) plan still
-holds each reference's own options, so such a query is refused before it is analysed.
+holds each reference's own options, so such a query is refused before it is analysed. Views the
+query names are expanded (their SQL parsed the same way), since a view over the table shares the
+relation too.
 """
 
 from __future__ import annotations
@@ -14,8 +16,12 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from dbt.adapters.lancens.spark.java_classes import java_class
+
 # `name WITH (` (options), not `WITH name AS (` (a CTE): only then is the parsed plan walked
 _WITH_OPTIONS = re.compile(r"\bwith\s*\(", re.IGNORECASE)
+_SESSION_CATALOG = "spark_catalog"
+_MAX_VIEW_DEPTH = 32  # views over views; a deeper chain is Spark's own error to report
 
 
 class DifferingOptionsError(ValueError):
@@ -23,18 +29,19 @@ class DifferingOptionsError(ValueError):
 
 
 def refuse_differing_options(spark: SparkSession, statement: str) -> None:
-    """Raise DifferingOptionsError when `statement` names one table with two option sets.
+    """Raise DifferingOptionsError when `statement` reads one table with two option sets.
 
-    Names are compared as written, a one-part name qualified with the session's current database.
-    Without a JVM gateway (Spark Connect) there is no parser to ask, and nothing is checked."""
+    A one-part name is the current database's table (unless a CTE of the query has that name), a
+    three-part name in the session catalog the same table as its two-part name. Without a JVM
+    gateway (Spark Connect) there is no parser to ask, and nothing is checked."""
     session = getattr(spark, "_jsparkSession", None)
     if session is None or not _WITH_OPTIONS.search(statement):
         return
-    database = str(session.catalog().currentDatabase()).lower()
+    walk = _Walk(spark._jvm, session, str(session.catalog().currentDatabase()).lower())
+    walk.statement(statement, depth=0)
     seen: dict[tuple[str, ...], dict[str, str]] = {}
-    for name, options in _references(session.sessionState().sqlParser().parsePlan(statement)):
-        key = (database, *name) if len(name) == 1 else name
-        first = seen.setdefault(key, options)
+    for name, options in walk.references:
+        first = seen.setdefault(name, options)
         if first != options:
             raise DifferingOptionsError(
                 f"the query reads {'.'.join(name)} with two different option sets ({_show(first)} and "
@@ -43,19 +50,70 @@ def refuse_differing_options(spark: SparkSession, statement: str) -> None:
             )
 
 
-def _references(plan: Any) -> list[tuple[tuple[str, ...], dict[str, str]]]:
-    """Every table reference in a parsed plan, its subqueries and CTE definitions: (name, options)."""
-    found = []
-    pending = [plan]
-    while pending:
-        node = pending.pop()
-        if node.nodeName() == "UnresolvedRelation":
-            name = tuple(str(part).lower() for part in _elements(node.multipartIdentifier()))
+class _Walk:
+    """The table references of a statement and of the views it reads: (database, table), options."""
+
+    def __init__(self, jvm: Any, session: Any, database: str) -> None:
+        self.jvm = jvm
+        self.session = session
+        self.database = database
+        self.references: list[tuple[tuple[str, ...], dict[str, str]]] = []
+
+    def statement(self, sql: str, depth: int) -> None:
+        plan = self.session.sessionState().sqlParser().parsePlan(sql)
+        ctes: set[str] = set()
+        pending = [plan]
+        nodes = []
+        while pending:  # children, then subqueries and CTE definitions (inner children)
+            node = pending.pop()
+            nodes.append(node)
+            if node.nodeName() == "UnresolvedWith":
+                ctes.update(str(pair._1()).lower() for pair in _elements(node.cteRelations()))
+            pending.extend(_elements(node.children()))
+            pending.extend(_elements(node.innerChildren()))
+        for node in nodes:
+            if node.nodeName() != "UnresolvedRelation":
+                continue
+            parts = [str(part).lower() for part in _elements(node.multipartIdentifier())]
+            if len(parts) == 1 and parts[0] in ctes:
+                continue  # a CTE of the query, not a table
+            name = self._qualified(parts)
             options = node.options().asCaseSensitiveMap()
-            found.append((name, {str(k).lower(): str(options.get(k)) for k in options.keySet().toArray()}))
-        pending.extend(_elements(node.children()))
-        pending.extend(_elements(node.innerChildren()))  # subqueries, CTE definitions
-    return found
+            self.references.append(
+                (name, {str(k).lower(): str(options.get(k)) for k in options.keySet().toArray()})
+            )
+            view = self._view_text(name) if depth < _MAX_VIEW_DEPTH else None
+            if view is not None:
+                self.statement(view, depth + 1)
+
+    def _qualified(self, parts: list[str]) -> tuple[str, ...]:
+        if len(parts) == 1:
+            return (self.database, parts[0])
+        if len(parts) == 3 and parts[0] == _SESSION_CATALOG:
+            return tuple(parts[1:])
+        return tuple(parts)
+
+    def _view_text(self, name: tuple[str, ...]) -> str | None:
+        """The SQL of a view of the session catalog named `name`, else None (a table, or unknown)."""
+        if len(name) != 2:
+            return None
+        catalog = self.session.sessionState().catalog()
+        try:
+            if not catalog.tableExists(_identifier(self.jvm, name)):
+                return None
+            metadata = catalog.getTableMetadata(_identifier(self.jvm, name))
+        except Exception:  # a database Spark does not know: no view to expand
+            return None
+        if str(metadata.tableType().name()) != "VIEW":
+            return None
+        text = metadata.viewText()
+        return str(text.get()) if text.isDefined() else None
+
+
+def _identifier(jvm: Any, name: tuple[str, ...]) -> Any:
+    """Spark's `TableIdentifier` of a two-part name."""
+    database = java_class(jvm, "scala.Option").apply(name[0])
+    return java_class(jvm, "org.apache.spark.sql.catalyst.TableIdentifier").apply(name[1], database)
 
 
 def _elements(sequence: Any) -> list[Any]:
