@@ -64,6 +64,14 @@ def test_a_one_part_name_is_the_current_databases_table_unless_a_cte(spark, vers
     try:
         with pytest.raises(DifferingOptionsError):
             refuse_differing_options(spark, f"SELECT id FROM t UNION ALL SELECT id FROM {V1}")
+        spark.sql("CREATE DATABASE IF NOT EXISTS ro_views")
+        spark.sql("CREATE OR REPLACE VIEW ro_views.unqualified AS SELECT id FROM t")  # `t` is ro.t
+        spark.catalog.setCurrentDatabase(previous)
+        with pytest.raises(DifferingOptionsError):  # a view's one-part names: its creation's database
+            refuse_differing_options(
+                spark, f"SELECT id FROM {V1} UNION ALL SELECT id FROM ro_views.unqualified"
+            )
+        spark.catalog.setCurrentDatabase("ro")
         cte = f"WITH t AS (SELECT 42 AS id) SELECT id FROM t UNION ALL SELECT id FROM {V1}"
         refuse_differing_options(spark, cte)
         assert sorted(row.id for row in spark.sql(cte).collect()) == [0, 1, 2, 42]

@@ -37,8 +37,8 @@ def refuse_differing_options(spark: SparkSession, statement: str) -> None:
     session = getattr(spark, "_jsparkSession", None)
     if session is None or not _WITH_OPTIONS.search(statement):
         return
-    walk = _Walk(spark._jvm, session, str(session.catalog().currentDatabase()).lower())
-    walk.statement(statement, depth=0)
+    walk = _Walk(spark._jvm, session)
+    walk.statement(statement, str(session.catalog().currentDatabase()).lower(), depth=0)
     seen: dict[tuple[str, ...], dict[str, str]] = {}
     for name, options in walk.references:
         first = seen.setdefault(name, options)
@@ -53,13 +53,13 @@ def refuse_differing_options(spark: SparkSession, statement: str) -> None:
 class _Walk:
     """The table references of a statement and of the views it reads: (database, table), options."""
 
-    def __init__(self, jvm: Any, session: Any, database: str) -> None:
+    def __init__(self, jvm: Any, session: Any) -> None:
         self.jvm = jvm
         self.session = session
-        self.database = database
         self.references: list[tuple[tuple[str, ...], dict[str, str]]] = []
 
-    def statement(self, sql: str, depth: int) -> None:
+    def statement(self, sql: str, database: str, depth: int) -> None:
+        """Collect the references of `sql`, whose one-part names are tables of `database`."""
         plan = self.session.sessionState().sqlParser().parsePlan(sql)
         ctes: set[str] = set()
         pending = [plan]
@@ -77,24 +77,18 @@ class _Walk:
             parts = [str(part).lower() for part in _elements(node.multipartIdentifier())]
             if len(parts) == 1 and parts[0] in ctes:
                 continue  # a CTE of the query, not a table
-            name = self._qualified(parts)
+            name = _qualified(parts, database)
             options = node.options().asCaseSensitiveMap()
             self.references.append(
                 (name, {str(k).lower(): str(options.get(k)) for k in options.keySet().toArray()})
             )
-            view = self._view_text(name) if depth < _MAX_VIEW_DEPTH else None
+            view = self._view(name) if depth < _MAX_VIEW_DEPTH else None
             if view is not None:
-                self.statement(view, depth + 1)
+                self.statement(*view, depth=depth + 1)
 
-    def _qualified(self, parts: list[str]) -> tuple[str, ...]:
-        if len(parts) == 1:
-            return (self.database, parts[0])
-        if len(parts) == 3 and parts[0] == _SESSION_CATALOG:
-            return tuple(parts[1:])
-        return tuple(parts)
-
-    def _view_text(self, name: tuple[str, ...]) -> str | None:
-        """The SQL of a view of the session catalog named `name`, else None (a table, or unknown)."""
+    def _view(self, name: tuple[str, ...]) -> tuple[str, str] | None:
+        """The SQL of a view of the session catalog named `name` and the database its one-part names
+        mean (the current one when it was created); None for a table, or a name Spark does not know."""
         if len(name) != 2:
             return None
         catalog = self.session.sessionState().catalog()
@@ -107,7 +101,19 @@ class _Walk:
         if str(metadata.tableType().name()) != "VIEW":
             return None
         text = metadata.viewText()
-        return str(text.get()) if text.isDefined() else None
+        if not text.isDefined():
+            return None
+        namespace = _elements(metadata.viewCatalogAndNamespace())
+        return str(text.get()), str(namespace[-1]).lower() if len(namespace) > 1 else name[0]
+
+
+def _qualified(parts: list[str], database: str) -> tuple[str, ...]:
+    """A table name as (database, table) where it names the session catalog's table."""
+    if len(parts) == 1:
+        return (database, parts[0])
+    if len(parts) == 3 and parts[0] == _SESSION_CATALOG:
+        return tuple(parts[1:])
+    return tuple(parts)
 
 
 def _identifier(jvm: Any, name: tuple[str, ...]) -> Any:
