@@ -23,10 +23,13 @@ from contextlib import contextmanager
 
 import lance
 import pyarrow as pa
+from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 from dbt.adapters.lancens.spark.types import nullable_within, refuse_unreadable_names
+
+logger = AdapterLogger("lancens")
 
 
 def evolve(
@@ -118,8 +121,9 @@ def _restore(before: TableWrite, after: TableWrite, properties: dict[str, str], 
         if after.runtime.namespace.describe_table(after.table_id).version != after.read_version:
             return  # the data step's commit landed (a later step failed), or another writer's did
         after.commit(lance.LanceOperation.Restore(before.current.version), properties)
-    except Exception as undo:
-        failure.add_note(
-            f"{table}: the run's schema change (version {after.read_version}) could not be undone "
-            f"({undo}); restore version {before.read_version} with the restore_table macro"
+    except Exception as undo:  # the run's own error is the one dbt reports; say this beside it
+        logger.warning(
+            f"{table}: the failed run's schema change (version {after.read_version}) could not be "
+            f"undone ({undo}) while handling: {failure}; restore version {before.read_version} with "
+            "the restore_table macro"
         )
