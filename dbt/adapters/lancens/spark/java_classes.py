@@ -10,9 +10,17 @@ JVM's CPU). A ``JavaClass`` built from the full name sends that name with the ca
 
 from __future__ import annotations
 
+from typing import Any
+
 from py4j.java_gateway import JavaClass, JVMView
 
 
 def java_class(jvm: JVMView, name: str) -> JavaClass:
     """The Java class `name` (fully qualified) of the JVM behind `jvm`, for static calls."""
     return JavaClass(name, jvm._gateway_client)
+
+
+def seq_elements(sequence: Any) -> list[Any]:
+    """A Scala ``Seq``'s elements: its size and each element, one round trip each (an iterator
+    takes two per element and one more to find the end)."""
+    return [sequence.apply(i) for i in range(int(sequence.size()))]

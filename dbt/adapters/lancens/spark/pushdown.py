@@ -36,7 +36,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from dbt.adapters.lancens.spark.java_classes import java_class
+from dbt.adapters.lancens.spark.java_classes import java_class, seq_elements
 
 OPTION = "filter_pushdown"
 READ_COLUMNS = "read_columns"
@@ -252,7 +252,7 @@ class _Walk:
         if kind in _RECURSIVE:
             raise _Recursive
         self._use(node.references())
-        children = _elements(node.children())
+        children = seq_elements(node.children())
         if kind not in _EXPLICIT:
             for child in children:
                 self.use_all(child)
@@ -265,7 +265,7 @@ class _Walk:
             self._relation(node, cte)
         for child in children:
             self.visit(child, cte)
-        for plan in _elements(node.innerChildren()):
+        for plan in seq_elements(node.innerChildren()):
             self.use_all(plan)  # a subquery's result is used by the expression that holds it
             self.visit(plan, cte)
 
@@ -315,12 +315,6 @@ class _Walk:
 
         ids = {found.cte for found in self.relations if found.cte is not None} | set(self.references)
         return {cte: times(cte, frozenset()) for cte in ids}
-
-
-def _elements(sequence: Any) -> list[Any]:
-    """A Scala ``Seq``'s elements: its size and each element, one round trip each (an iterator
-    takes two per element and one more to find the end)."""
-    return [sequence.apply(i) for i in range(int(sequence.size()))]
 
 
 def _option(value: Any) -> Any:

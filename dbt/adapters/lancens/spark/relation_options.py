@@ -16,7 +16,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from dbt.adapters.lancens.spark.java_classes import java_class
+from dbt.adapters.lancens.spark.java_classes import java_class, seq_elements
 
 # `name WITH (` (options), not `WITH name AS (` (a CTE): only then is the parsed plan walked
 _WITH_OPTIONS = re.compile(r"\bwith\s*\(", re.IGNORECASE)
@@ -68,13 +68,13 @@ class _Walk:
             node = pending.pop()
             nodes.append(node)
             if node.nodeName() == "UnresolvedWith":
-                ctes.update(str(pair._1()).lower() for pair in _elements(node.cteRelations()))
-            pending.extend(_elements(node.children()))
-            pending.extend(_elements(node.innerChildren()))
+                ctes.update(str(pair._1()).lower() for pair in seq_elements(node.cteRelations()))
+            pending.extend(seq_elements(node.children()))
+            pending.extend(seq_elements(node.innerChildren()))
         for node in nodes:
             if node.nodeName() != "UnresolvedRelation":
                 continue
-            parts = [str(part).lower() for part in _elements(node.multipartIdentifier())]
+            parts = [str(part).lower() for part in seq_elements(node.multipartIdentifier())]
             if len(parts) == 1 and parts[0] in ctes:
                 continue  # a CTE of the query, not a table
             name = _qualified(parts, database)
@@ -103,7 +103,7 @@ class _Walk:
         text = metadata.viewText()
         if not text.isDefined():
             return None
-        namespace = _elements(metadata.viewCatalogAndNamespace())
+        namespace = seq_elements(metadata.viewCatalogAndNamespace())
         return str(text.get()), str(namespace[-1]).lower() if len(namespace) > 1 else name[0]
 
 
@@ -120,10 +120,6 @@ def _identifier(jvm: Any, name: tuple[str, ...]) -> Any:
     """Spark's `TableIdentifier` of a two-part name."""
     database = java_class(jvm, "scala.Option").apply(name[0])
     return java_class(jvm, "org.apache.spark.sql.catalyst.TableIdentifier").apply(name[1], database)
-
-
-def _elements(sequence: Any) -> list[Any]:
-    return [sequence.apply(i) for i in range(int(sequence.size()))]
 
 
 def _show(options: dict[str, str]) -> str:
