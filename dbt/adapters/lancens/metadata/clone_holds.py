@@ -140,33 +140,38 @@ def live_holds(namespace: DirectoryNamespace, table_id: list[str]) -> list[Hold]
 # -- what a clone reads ----------------------------------------------------------------------------
 def base_locations(namespace: DirectoryNamespace, table_id: list[str]) -> set[str]:
     """The other tables' locations any version of the table may read (its manifests' base paths)."""
-    return set(_bases_by_version(namespace, table_id, reading_only=False))
+    return _bases(namespace, table_id, with_reads=False)[0]
 
 
 def sources_read(namespace: DirectoryNamespace, table_id: list[str]) -> set[str]:
     """The locations whose data, deletion or index files a remaining version of the table reads;
     empty when the table does not exist."""
-    return set(_bases_by_version(namespace, table_id, reading_only=True))
+    return _bases(namespace, table_id, with_reads=True)[1]
 
 
-def _bases_by_version(namespace: DirectoryNamespace, table_id: list[str], reading_only: bool) -> list[str]:
+def _bases(namespace: DirectoryNamespace, table_id: list[str], with_reads: bool) -> tuple[set[str], set[str]]:
+    """One walk over the table's versions: the locations their base paths name, and (`with_reads`)
+    those whose files a version reads."""
     try:
         info = namespace.describe_table(table_id)
     except errors.TableNotFoundError:
-        return []
+        return set(), set()
     if info.declared_only:
-        return []
+        return set(), set()
     options = namespace.storage_options or None
-    found: list[str] = []
+    named: set[str] = set()
+    read: set[str] = set()
     for number in version_history(namespace, table_id, info.location):
         try:
             dataset = lance.dataset(info.location, version=number, storage_options=options)
         except (ValueError, OSError):
             continue  # removed by a cleanup since it was listed
         bases = {base.id: base.path for base in dataset.base_paths().values() if base.is_dataset_root}
-        used = _base_ids_read(dataset) if reading_only else set(bases)
-        found += [_location(namespace, path) for base_id, path in bases.items() if base_id in used]
-    return found
+        named.update(_location(namespace, path) for path in bases.values())
+        if with_reads:
+            used = _base_ids_read(dataset)
+            read.update(_location(namespace, path) for base_id, path in bases.items() if base_id in used)
+    return named, read
 
 
 def _base_ids_read(dataset: lance.LanceDataset) -> set[int]:
@@ -249,7 +254,8 @@ def move(namespace: DirectoryNamespace, old_id: list[str], new_id: list[str]) ->
 
 def release_unread(namespace: DirectoryNamespace, clone_id: list[str]) -> None:
     """Let go of the sources no remaining version of the clone reads (after its cleanup)."""
-    release(namespace, clone_id, base_locations(namespace, clone_id) - sources_read(namespace, clone_id))
+    named, read = _bases(namespace, clone_id, with_reads=True)
+    release(namespace, clone_id, named - read)
 
 
 def release_stale(namespace: DirectoryNamespace, source_id: list[str], grace: timedelta) -> None:
