@@ -69,7 +69,21 @@ select * from {{ ref('people') }}
 select * from {{ ref('people') }}
 {% endsnapshot %}
 """,
+    "people_invalidate.sql": """
+{% snapshot people_invalidate %}
+{{ config(unique_key='id', strategy='timestamp', updated_at='updated_at', hard_deletes='invalidate') }}
+select * from {{ ref('people') }}
+{% endsnapshot %}
+""",
+    "people_new_record.sql": """
+{% snapshot people_new_record %}
+{{ config(unique_key='id', strategy='check', check_cols=['name'], hard_deletes='new_record') }}
+select * from {{ ref('people') }}
+{% endsnapshot %}
+""",
 }
+# snapshots whose sources read no rows under --empty would otherwise close every current record
+HARD_DELETES = ("people_invalidate", "people_new_record")
 
 
 # the microbatch model's two days (without it, a backfill from `begin` to today)
@@ -135,6 +149,11 @@ class TestBuildEmpty:
 
         # a real build fills everything
         run_dbt(["build", "--full-refresh", *WINDOW])
+        snapshot_versions = {}
+        for name in HARD_DELETES:
+            snapshot = self._table(project, lancens_root, name)
+            snapshot_versions[name] = snapshot.version
+            assert snapshot.count_rows() == 2, name
         for name in (
             "a_table",
             "inc_append",
@@ -167,6 +186,10 @@ class TestBuildEmpty:
         assert self._table(project, lancens_root, "inc_merge_fail").count_rows() == 2
         for name in ("people_ts", "people_check"):
             assert self._table(project, lancens_root, name).count_rows() == 2, name
+        for name in HARD_DELETES:
+            snapshot = self._table(project, lancens_root, name)
+            assert snapshot.version == snapshot_versions[name], name
+            assert snapshot.to_table().column("dbt_valid_to").null_count == 2, name
         for name in unchanged:
             table = self._table(project, lancens_root, name)
             assert (table.count_rows(), table.version) == (2, versions[name]), name

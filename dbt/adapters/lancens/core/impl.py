@@ -579,9 +579,11 @@ class LancensAdapter(SparkAdapter):
         columns: dict[str, str],
         provenance: dict[str, Any] | None = None,
         indexes: list[dict[str, Any]] | None = None,
+        empty: bool = False,
     ) -> AdapterResponse:
         """Apply dbt's snapshot staging rows (inserts, closed records) to the snapshot in one commit;
-        `indexes` (the snapshot's config) are checked against its columns first."""
+        `indexes` (the snapshot's config) are checked against its columns first; `empty`
+        (`--empty`) commits new columns only."""
         runtime = self.runtime
         with self.connections.exception_handler(staging_sql):
             version, rows = snapshots.merge_staging(
@@ -591,6 +593,7 @@ class LancensAdapter(SparkAdapter):
                 columns,
                 _provenance(provenance),
                 indexes,
+                empty,
             )
         return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
 

@@ -35,12 +35,15 @@ def merge_staging(
     columns: dict[str, str],
     properties: dict[str, str],
     raw_indexes: Any = None,
+    empty: bool = False,
 ) -> tuple[int, int]:
     """Apply the staging rows; return (new version, rows inserted or closed).
 
     `columns` are dbt's snapshot column names (`dbt_scd_id`, `dbt_valid_to`, ...) plus
     `valid_to_current`: the `dbt_valid_to_current` expression, or empty. `raw_indexes`: the
-    snapshot's `indexes` config, checked against the columns before anything is committed."""
+    snapshot's `indexes` config, checked against the columns before anything is committed.
+    `empty` (`dbt build --empty`): the sources read no rows, so dbt's staging query would close
+    every current record under `hard_deletes`; the snapshot only gains the query's new columns."""
     staging = runtime.sql(staging_sql, pushdown=True).toArrow()
     index_run.check_staged_columns(runtime, table_id, staging.schema, raw_indexes)
     target = open_write(runtime, table_id, must_exist=True)
@@ -53,9 +56,13 @@ def merge_staging(
         and not pa.types.is_null(field.type)
     ]
     if not added:
+        if empty:
+            return int(target.current.version), 0
         return _apply_staging(runtime, target, staging, columns, properties)
     # the snapshot's query selects new columns: old rows read them as nulls
     evolved = schema_evolution.evolve(target, added, [], properties)
+    if empty:
+        return int(evolved.current.version), 0
     with schema_evolution.undone_on_failure(target, evolved, properties):
         return _apply_staging(runtime, evolved, staging, columns, properties)
 

@@ -40,7 +40,7 @@
     {%- do write(lancens_sql_header_text() ~ '-- dbt-lancens: these changes are merged into ' ~ target_relation
           ~ ' on ' ~ columns.dbt_scd_id ~ ' as one Lance version\n' ~ staging_sql) -%}
     {%- set response = adapter.apply_snapshot_staging(target_relation, staging_sql, merge_columns, lancens_provenance(),
-          config.get('indexes')) -%}
+          config.get('indexes'), flags.EMPTY is true) -%}
   {% endif %}
   {% do store_result('main', response=response) %}
   {% do lancens_build_table_indexes(target_relation) %}
