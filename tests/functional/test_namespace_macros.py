@@ -10,7 +10,7 @@ import os
 
 import lance
 import pytest
-from dbt.tests.util import run_dbt
+from dbt.tests.util import run_dbt, run_dbt_and_capture
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 
@@ -112,12 +112,21 @@ class TestNamespaceMacros:
         run_dbt(["run-operation", "lancens.declare_table", "--args", f"{{relation: '{schema}.later'}}"])
         assert ns.describe_table([*schema.split("."), "later"]).declared_only
 
-        keep = f"{{relation: '{schema}.orders_again', purge: false}}"
-        run_dbt(["run-operation", "lancens.drop_table", "--args", keep])
+        # `purge` as a string, as `--args` may spell it: "false" keeps the files, a value that means
+        # neither fails naming it and drops nothing
+        keep = f"{{relation: '{schema}.orders_again', purge: 'false'}}"
+        _, output = run_dbt_and_capture(["run-operation", "lancens.drop_table", "--args", keep])
+        assert "files kept at" in output
         assert not ns.table_exists(again)
         assert _rows(location) == [(1, 1), (2, 1)]
 
         run_dbt(["run-operation", "lancens.register_table", "--args", args])
+        unclear = f"{{relation: '{schema}.orders_again', purge: 'maybe'}}"
+        _, output = run_dbt_and_capture(
+            ["run-operation", "lancens.drop_table", "--args", unclear], expect_pass=False
+        )
+        assert "purge must be true or false, got 'maybe'" in output
+        assert ns.table_exists(again) and _rows(location) == [(1, 1), (2, 1)]
         purge = f"{{relation: '{schema}.orders_again', purge: true}}"
         run_dbt(["run-operation", "lancens.drop_table", "--args", purge])
         assert not ns.table_exists(again)

@@ -392,12 +392,18 @@ class LancensAdapter(SparkAdapter):
         return location
 
     @available
-    def drop_table(self, relation: LancensRelation | str, purge: bool = False) -> str:
+    def drop_table(self, relation: LancensRelation | str, purge: object = False) -> str:
+        """`purge` as `run-operation --args` spelled it: `"false"` must not delete the data."""
         table = relation_table_id(relation)
         with self.connections.exception_handler(f"drop_table {relation}"):
-            location = registration.drop_table(self.runtime, table, purge)
+            location = registration.drop_table(self.runtime, table, flag(purge, "purge"))
         self._forget_cached(table)
         return location
+
+    @available
+    def macro_flag(self, value: object, name: str) -> bool:
+        """A macro's yes/no argument read as the adapter reads it (`"false"` is no, `"maybe"` fails)."""
+        return flag(value, name)
 
     def _forget_cached(self, table: list[str]) -> None:
         schema, identifier = namespace_to_schema(table[:-1]), table[-1]

@@ -24,6 +24,7 @@
 
 {#-- purge=false: deregister (files kept); purge=true: delete the table's data as well. --#}
 {% macro drop_table(relation, purge=false) %}
+  {%- set purge = adapter.macro_flag(purge, 'purge') -%}
   {%- set location = adapter.drop_table(relation, purge) -%}
   {{ log("lancens: dropped " ~ relation ~ (" and deleted " if purge else "; files kept at ") ~ location, info=true) }}
   {{ return(location) }}
