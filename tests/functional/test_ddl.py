@@ -66,6 +66,49 @@ class TestNamespaceDdl:
         with pytest.raises(DbtRuntimeError, match="does not exist"):
             project.run_sql(f"drop table {schema}.events")
 
+    def test_rename_and_refused_ddl(self, project, lancens_root: str) -> None:
+        ns = DirectoryNamespace(lancens_root)
+        schema = project.test_schema
+        other = f"{schema}_other"
+        ns.create_namespace([other])
+        project.run_sql(f"create table {schema}.src as select id from range(3)")
+        location = ns.describe_table([schema, "src"]).location
+
+        # RENAME TO: the namespace entry moves (no data copied); Spark reads the new name only
+        project.run_sql(f"alter table {schema}.src rename to renamed")
+        assert not ns.table_exists([schema, "src"])
+        assert ns.describe_table([schema, "renamed"]).location == location
+        assert project.run_sql(f"select count(*) from {schema}.renamed", fetch="one") == (3,)
+        project.run_sql(f"alter table {schema}.renamed rename to {other}.moved")
+        assert ns.table_exists([other, "moved"]) and not ns.table_exists([schema, "renamed"])
+        assert lance.dataset(ns.describe_table([other, "moved"]).location).count_rows() == 3
+        ns.create_view([schema, "v_src"], f"select id from {other}.moved")
+        project.adapter.runtime.register_relation([schema], "v_src")
+        project.run_sql(f"alter view {schema}.v_src rename to v_dst")
+        assert ns.describe_view([schema, "v_dst"]).sql == f"select id from {other}.moved"
+        assert project.run_sql(f"select count(*) from {schema}.v_dst", fetch="one") == (3,)
+        project.run_sql(f"create table {schema}.taken (id INTEGER)")
+        exists = f"{other}.moved TO {schema}.taken: {schema}.taken already exists"
+        with pytest.raises(DbtRuntimeError, match=exists):
+            project.run_sql(f"alter table {other}.moved rename to {schema}.taken")
+        with pytest.raises(DbtRuntimeError, match=f"{schema}.gone does not exist"):
+            project.run_sql(f"alter table {schema}.gone rename to {schema}.new")
+        assert ns.table_exists([other, "moved"]) and ns.table_exists([schema, "taken"])
+
+        # DDL without a Lance counterpart fails instead of changing only Spark's catalog
+        refused = {
+            f"alter table {schema}.taken set tblproperties ('k'='v')": "SET TBLPROPERTIES",
+            f"alter table {schema}.taken rename column id to key": "RENAME COLUMN",
+            f"comment on table {schema}.taken is 'c'": "COMMENT ON TABLE",
+            f"alter table {schema}.taken set location '/tmp/x'": "SET LOCATION",
+        }
+        for statement, what in refused.items():
+            message = f"{what} on {schema}.taken: dbt-lancens does not apply"
+            with pytest.raises(DbtRuntimeError, match=message):
+                project.run_sql(statement)
+        taken = lance.dataset(ns.describe_table([schema, "taken"]).location)
+        assert (taken.version, taken.schema.names) == (1, ["id"])
+
     def test_drop_schema_cascade(self, project, lancens_root: str) -> None:
         ns = DirectoryNamespace(lancens_root)
         project.run_sql(f"create schema if not exists {project.test_schema}")

@@ -81,7 +81,27 @@ def parse_statement(spark: SparkSession, statement: str) -> plans.Statement | No
         return _table_change(spark, plan, kind)
     if kind in ("UpdateTable", "DeleteFromTable"):
         return _row_level(plan, kind)
+    if kind == "RenameTable":
+        name, new_name = _strings(plan.child().multipartIdentifier()), _strings(plan.newName())
+        return plans.RenameRelation(name, new_name) if len(name) == 2 and len(new_name) <= 2 else None
+    if kind in _UNAPPLIED:
+        name = _strings(plan.child().multipartIdentifier())
+        return plans.Unapplied(name, _UNAPPLIED[kind]) if len(name) == 2 else None
     return None
+
+
+# Spark's plans of DDL that would change only the catalog mirror of a namespace object.
+_UNAPPLIED = {
+    "SetTableProperties": "ALTER TABLE ... SET TBLPROPERTIES",
+    "UnsetTableProperties": "ALTER TABLE ... UNSET TBLPROPERTIES",
+    "SetViewProperties": "ALTER VIEW ... SET TBLPROPERTIES",
+    "UnsetViewProperties": "ALTER VIEW ... UNSET TBLPROPERTIES",
+    "RenameColumn": "ALTER TABLE ... RENAME COLUMN",
+    "ReplaceColumns": "ALTER TABLE ... REPLACE COLUMNS",
+    "SetTableLocation": "ALTER TABLE ... SET LOCATION",
+    "CommentOnTable": "COMMENT ON TABLE",
+    "AlterViewAs": "ALTER VIEW ... AS",
+}
 
 
 def _table_change(spark: SparkSession, plan: Any, kind: str) -> plans.Statement | None:

@@ -135,6 +135,11 @@ def parse_statement(statement: str, parse_ddl: ParseDdl) -> plans.Statement | No
         return plans.Truncate(name) if name is not None and len(name) == 2 else None
     if reader.accept("ALTER", "TABLE"):
         return _alter(reader, parse_ddl)
+    if reader.accept("ALTER", "VIEW"):
+        return _alter_view(reader)
+    if reader.accept("COMMENT", "ON", "TABLE"):
+        name = reader.name()
+        return plans.Unapplied(name, "COMMENT ON TABLE") if name is not None and len(name) == 2 else None
     if reader.accept("UPDATE"):
         return _update(reader)
     if reader.accept("DELETE", "FROM"):
@@ -188,6 +193,11 @@ def _alter(reader: _Reader, parse_ddl: ParseDdl) -> plans.Statement | None:
     name = reader.name()
     if name is None or len(name) != 2:
         return None
+    if reader.accept("RENAME", "TO"):
+        return _rename(reader, name)
+    for words in _UNAPPLIED_ALTERS:
+        if reader.accept(*words):
+            return plans.Unapplied(name, f"ALTER TABLE ... {' '.join(words)}")
     if reader.accept("ADD", "COLUMNS") or reader.accept("ADD", "COLUMN"):
         text = reader.parenthesised() or reader.rest()
         columns = []
@@ -217,6 +227,33 @@ def _alter(reader: _Reader, parse_ddl: ParseDdl) -> plans.Statement | None:
             new_type = _without_char_varchar(parse_ddl(reader.rest()))
         return plans.AlterColumnTypes(name, [(".".join(column), new_type)])
     return None
+
+
+# What follows `ALTER TABLE s.t` in the DDL Spark would apply to its catalog mirror only.
+_UNAPPLIED_ALTERS = (
+    ("SET", "TBLPROPERTIES"),
+    ("UNSET", "TBLPROPERTIES"),
+    ("RENAME", "COLUMN"),
+    ("REPLACE", "COLUMNS"),
+    ("SET", "LOCATION"),
+)
+
+
+def _alter_view(reader: _Reader) -> plans.Statement | None:
+    name = reader.name()
+    if name is None or len(name) != 2:
+        return None
+    if reader.accept("RENAME", "TO"):
+        return _rename(reader, name)
+    for words in (("SET", "TBLPROPERTIES"), ("UNSET", "TBLPROPERTIES"), ("AS",)):
+        if reader.accept(*words):
+            return plans.Unapplied(name, f"ALTER VIEW ... {' '.join(words)}")
+    return None
+
+
+def _rename(reader: _Reader, name: list[str]) -> plans.RenameRelation | None:
+    new_name = reader.name()
+    return plans.RenameRelation(name, new_name) if new_name is not None and len(new_name) <= 2 else None
 
 
 def _update(reader: _Reader) -> plans.RowLevel | None:

@@ -13,8 +13,12 @@ a Spark-managed table outside the root. These statements are therefore read with
   `DEFAULT NULL` is accepted); `ALTER TABLE s.t DROP COLUMN[S] ...` and
   `ALTER TABLE s.t ALTER COLUMN c TYPE t`: the table rewritten without / with the cast column
 * `TRUNCATE TABLE s.t`: the next version has no rows (same schema)
+* `ALTER TABLE|VIEW s.t RENAME TO [s2.]t2`: the engine's rename (no data copied), a clone's holds
+  follow it
 
-Any other DDL goes to Spark unchanged.
+DDL with no Lance counterpart here on a namespace object (`SET TBLPROPERTIES`, `RENAME COLUMN`,
+`COMMENT ON TABLE`, `ALTER VIEW ... AS`, ...) is refused: Spark would change only its mirror, and
+the statement would seem to succeed. Any other DDL goes to Spark unchanged.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from dbt.adapters.lancens.core.relation import LancensRelation
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge, schema_evolution
 from dbt.adapters.lancens.metadata import schemas
-from dbt.adapters.lancens.metadata.relations import drop_relation, is_view
+from dbt.adapters.lancens.metadata.relations import drop_relation, is_view, rename_relation
 from dbt.adapters.lancens.namespace import errors
 from dbt.adapters.lancens.spark.column_names import column_names
 from dbt.adapters.lancens.spark.types import spark_arrow_schema
@@ -67,8 +71,7 @@ def _drop_relation(runtime: LancensRuntime, statement: plans.DropRelation) -> No
         and not is_view(runtime, table_id)
     ):
         raise DbtRuntimeError(f"DROP: {'.'.join(table_id)} does not exist")
-    relation = LancensRelation.create(schema=namespace_to_schema(table_id[:-1]), identifier=table_id[-1])
-    drop_relation(runtime, relation)
+    drop_relation(runtime, _relation(table_id))
 
 
 def _create_table(runtime: LancensRuntime, statement: plans.CreateTable) -> None:
@@ -140,6 +143,29 @@ def _truncate(runtime: LancensRuntime, statement: plans.Truncate) -> None:
     merge.overwrite(target, target.current.schema.empty_table(), {"dbt_lancens_statement": "TRUNCATE TABLE"})
 
 
+def _rename_relation(runtime: LancensRuntime, statement: plans.RenameRelation) -> None:
+    source_id = _table_id(statement.name)
+    database = statement.new_name[:-1] or statement.name[:1]  # `RENAME TO t`: the same database
+    target_id = _table_id([*database, statement.new_name[-1]])
+    shown = f"ALTER ... RENAME {'.'.join(source_id)} TO {'.'.join(target_id)}"
+    if not runtime.namespace.table_exists(source_id) and not is_view(runtime, source_id):
+        raise DbtRuntimeError(f"{shown}: {'.'.join(source_id)} does not exist")
+    if runtime.namespace.table_exists(target_id) or is_view(runtime, target_id):
+        raise DbtRuntimeError(f"{shown}: {'.'.join(target_id)} already exists")
+    rename_relation(runtime, _relation(source_id), _relation(target_id))
+
+
+def _refuse(runtime: LancensRuntime, statement: plans.Unapplied) -> None:
+    raise DbtRuntimeError(
+        f"{statement.what} on {'.'.join(statement.name)}: dbt-lancens does not apply this statement to "
+        "the namespace (Spark would change only its in-memory catalog); the README lists those it applies"
+    )
+
+
+def _relation(table_id: list[str]) -> LancensRelation:
+    return LancensRelation.create(schema=namespace_to_schema(table_id[:-1]), identifier=table_id[-1])
+
+
 # How each DDL statement is carried out (UPDATE/DELETE are `dml`'s).
 _APPLY: dict[type, Callable[[LancensRuntime, Any], None]] = {
     plans.DropNamespace: _drop_namespace,
@@ -149,6 +175,8 @@ _APPLY: dict[type, Callable[[LancensRuntime, Any], None]] = {
     plans.DropColumns: _drop_columns,
     plans.AlterColumnTypes: _alter_column_types,
     plans.Truncate: _truncate,
+    plans.RenameRelation: _rename_relation,
+    plans.Unapplied: _refuse,
 }
 
 

@@ -71,6 +71,23 @@ class Truncate:
 
 
 @dataclass(frozen=True)
+class RenameRelation:
+    """`ALTER TABLE|VIEW s.t RENAME TO [s2.]t2` (one part: the same database)."""
+
+    name: list[str]
+    new_name: list[str]
+
+
+@dataclass(frozen=True)
+class Unapplied:
+    """DDL on a namespace object that has no Lance counterpart here (`SET TBLPROPERTIES`, `RENAME
+    COLUMN`, ...): run by Spark it would change only the session's catalog mirror, so it is refused."""
+
+    name: list[str]
+    what: str  # the statement, as the error names it
+
+
+@dataclass(frozen=True)
 class RowLevel:
     """UPDATE (with `assignments`) or DELETE (without): Spark SQL fragments."""
 
@@ -88,5 +105,7 @@ Statement = (
     | DropColumns
     | AlterColumnTypes
     | Truncate
+    | RenameRelation
+    | Unapplied
     | RowLevel
 )

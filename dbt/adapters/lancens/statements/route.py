@@ -16,7 +16,8 @@ from dbt.adapters.lancens.statements.text import without_leading_comments
 
 _ROW_LEVEL = re.compile(r"^(update|delete)\b", re.IGNORECASE)
 _DDL = re.compile(
-    r"^(drop|create\s+table|create\s+or\s+replace\s+table|replace\s+table|alter\s+table|truncate\s+table)\b",
+    r"^(drop|create\s+table|create\s+or\s+replace\s+table|replace\s+table|alter\s+table|alter\s+view"
+    r"|truncate\s+table|comment\s+on\s+table)\b",
     re.IGNORECASE,
 )
 
