@@ -1,4 +1,5 @@
-"""The sample project, as checked out, builds twice from a clean root; each build is one version."""
+"""The sample project, as checked out, builds twice from a clean root; each build is one version
+of each table further (two for `documents`, whose rebuild is indexed again)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import shutil
 from pathlib import Path
 
 import lance
+import lance.namespace
+import lance_namespace
 import pytest
 from dbt.tests.util import run_dbt
 
@@ -38,6 +41,10 @@ def test_sample_project_builds_twice_one_version_further(tmp_path: Path) -> None
     assert DirectoryNamespace(str(project / "warehouse")).list_views(["analytics", "staging"]).items == [
         "stg_customers"
     ]
+    # the README's quick start: pylance's own namespace finds the tables by name
+    native = lance.namespace.DirectoryNamespace(root=str(project / "warehouse"))
+    marts = native.list_tables(lance_namespace.ListTablesRequest(id=["analytics", "marts"])).tables
+    assert {"customers", "orders", "documents"} <= set(marts)
 
     run_dbt(["build", *dirs])
     after_second = table_versions(project / "warehouse")

@@ -15,6 +15,11 @@ from lance_namespace import ListTablesRequest
 
 from dbt.adapters.lancens.materializations.index_config import parse_indexes
 from dbt.adapters.lancens.materializations.indexes import apply_indexes
+from dbt.adapters.lancens.materializations.maintenance_config import (
+    MaintenanceConfig,
+    after_build,
+    parse_maintenance,
+)
 from dbt.adapters.lancens.metadata import maintenance, tags
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
 from dbt.adapters.lancens.namespace.storage import Storage
@@ -136,6 +141,19 @@ def test_cleanup_keeps_what_is_not_old_enough(namespace: DirectoryNamespace) -> 
     assert maintenance.cleanup_table(namespace, TABLE).versions == {"docs.t": []}  # leftovers only
     with pytest.raises(ValueError, match="retain_versions must be at least 1"):
         maintenance.cleanup_table(namespace, TABLE, retain_versions=0)
+
+
+def test_model_config_older_than_days_alone_cleans_up(namespace: DirectoryNamespace) -> None:
+    """`lance_maintenance: {older_than_days: N}` without `retain_versions` is a cleanup by age, as
+    the cleanup macros read it (it used to do nothing)."""
+    for i in range(3):
+        overwrite(namespace, TABLE, rows(i, 1))
+    config = parse_maintenance({"older_than_days": 0})
+    assert config is not None
+    done = after_build(namespace, TABLE, config, WHO)
+    assert done == "removed versions 1, 2"
+    assert versions(namespace, TABLE) == [3]
+    assert parse_maintenance({"optimize_over_fragments": 4}) == MaintenanceConfig(4, None, None)
 
 
 def test_optimize_compacts_fragments_and_indexes_new_rows(namespace: DirectoryNamespace) -> None:

@@ -13,7 +13,7 @@ from dbt.adapters.lancens.materializations.maintenance_config import (
 
 def test_absent_config_means_no_maintenance_and_defaults_are_documented() -> None:
     assert parse_maintenance(None) is None
-    assert parse_maintenance({}) == MaintenanceConfig(None, None, 7.0)
+    assert parse_maintenance({}) == MaintenanceConfig(None, None, None)
     assert parse_maintenance({"retain_versions": 5, "older_than_days": 0}) == MaintenanceConfig(None, 5, 0.0)
 
 

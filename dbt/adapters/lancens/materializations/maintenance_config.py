@@ -9,7 +9,7 @@
 |---|---|---|
 | `optimize_over_fragments` | none (never) | `optimize_table` once the table has more fragments than this |
 | `retain_versions` | none (keep all) | `cleanup_table_versions` keeping the newest N (and tagged ones) |
-| `older_than_days` | 7 | with `retain_versions`: only versions older than this go |
+| `older_than_days` | 7 with `retain_versions` | only versions older than this go (alone: a cleanup by age) |
 
 Without the config nothing runs after a build (the default behaviour is unchanged). Each build adds
 at least one fragment to an incremental table, so `optimize_over_fragments: N` compacts about
@@ -39,7 +39,7 @@ class MaintenanceConfigError(ValueError):
 class MaintenanceConfig:
     optimize_over_fragments: int | None = None
     retain_versions: int | None = None
-    older_than_days: float = DEFAULT_OLDER_THAN_DAYS
+    older_than_days: float | None = None  # None: the default with `retain_versions`, no cleanup alone
 
 
 def parse_maintenance(raw: Any) -> MaintenanceConfig | None:
@@ -56,12 +56,12 @@ def parse_maintenance(raw: Any) -> MaintenanceConfig | None:
             )
     optimize = _positive_int(raw, "optimize_over_fragments")
     retain = _positive_int(raw, "retain_versions")
-    older = raw.get("older_than_days", DEFAULT_OLDER_THAN_DAYS)
-    if isinstance(older, bool) or not isinstance(older, int | float) or older < 0:
+    older = raw.get("older_than_days")
+    if older is not None and (isinstance(older, bool) or not isinstance(older, int | float) or older < 0):
         raise MaintenanceConfigError(
             f"`{CONFIG_KEY}`: `older_than_days` must be a number >= 0, got {older!r}"
         )
-    return MaintenanceConfig(optimize, retain, float(older))
+    return MaintenanceConfig(optimize, retain, None if older is None else float(older))
 
 
 def _positive_int(raw: Mapping[str, Any], key: str) -> int | None:
@@ -82,10 +82,9 @@ def after_build(
     if config.optimize_over_fragments is not None and fragments > config.optimize_over_fragments:
         result = maintenance.optimize_table(namespace, table_id, properties)
         done.append(f"optimized {result.fragments_before} -> {result.fragments_after} fragments")
-    if config.retain_versions is not None:
-        report = maintenance.cleanup_table(
-            namespace, table_id, config.retain_versions, timedelta(days=config.older_than_days)
-        )
+    if config.retain_versions is not None or config.older_than_days is not None:
+        days = DEFAULT_OLDER_THAN_DAYS if config.older_than_days is None else config.older_than_days
+        report = maintenance.cleanup_table(namespace, table_id, config.retain_versions, timedelta(days=days))
         removed = report.versions.get(".".join(table_id), [])
         if removed:
             done.append(f"removed versions {', '.join(map(str, removed))}")
