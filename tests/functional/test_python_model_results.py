@@ -4,6 +4,7 @@ pandas-on-Spark DataFrame (`df.pandas_api()`); each becomes the same Lance table
 from __future__ import annotations
 
 import lance
+import pyarrow as pa
 import pytest
 from dbt.tests.util import run_dbt
 
@@ -47,3 +48,31 @@ class TestPythonModelResults:
         assert result.status == "error"
         assert "wrong_result" in result.message and "returned list" in result.message
         assert "pandas-on-Spark" in result.message
+
+
+INCREMENTAL_THIS = """
+def model(dbt, session):
+    dbt.config(materialized="incremental")
+    df = session.range(6).selectExpr("id")
+    if dbt.is_incremental:
+        # dbt's documented pattern: the model's own table, read by name through the session
+        max_from_this = f"select max(id) from {dbt.this}"
+        df = df.filter(df.id > session.sql(max_from_this).collect()[0][0])
+    return df
+"""
+
+
+class TestPythonIncrementalReadsThis:
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"py_this.py": INCREMENTAL_THIS}
+
+    def test_session_sql_on_dbt_this(self, project, lancens_root: str) -> None:
+        # the table exists in the namespace but this process's Spark has never seen it
+        namespace = DirectoryNamespace(lancens_root)
+        table = [project.test_schema, "py_this"]
+        namespace.create_table(table, pa.table({"id": pa.array([0, 1, 2], pa.int64())}))
+        (result,) = run_dbt(["run"])
+        assert result.status == "success"
+        ids = lance.dataset(namespace.describe_table(table).location).to_table().column("id").to_pylist()
+        assert sorted(ids) == [0, 1, 2, 3, 4, 5]

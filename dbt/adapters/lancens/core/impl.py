@@ -169,7 +169,7 @@ class LancensAdapter(SparkAdapter):
             frame = index_run.checked_frame(
                 runtime,
                 relation.table_id,
-                incremental.model_frame(runtime, code, language, name),
+                incremental.model_frame(runtime, code, language, relation.table_id),
                 indexes,
                 adds_rows=mode == "append",
                 sample=incremental.sample_frame(runtime, code, language),
@@ -560,7 +560,7 @@ class LancensAdapter(SparkAdapter):
         runtime = self.runtime
         with self.connections.exception_handler(compiled_code):
             code = self.connections.model_sql(compiled_code, language)
-            frame = incremental.model_frame(runtime, code, language, relation.identifier or "")
+            frame = incremental.model_frame(runtime, code, language, relation.table_id)
             spec_ = incremental.Spec(**spec)
             frame = index_run.checked_frame(
                 runtime,

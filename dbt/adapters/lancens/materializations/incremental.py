@@ -105,12 +105,12 @@ def _as_vectors(rows: pa.Table, sizes: dict[str, int]) -> pa.Table:
     return rows
 
 
-def model_frame(runtime: LancensRuntime, compiled_code: str, language: str, name: str) -> DataFrame:
+def model_frame(runtime: LancensRuntime, compiled_code: str, language: str, table_id: list[str]) -> DataFrame:
     """The model's result as a Spark DataFrame (SQL, or a Python model run in-process). A SQL
     model's frame reads with Lance filter pushdown, so it must serve one query only: see
     `sample_frame` for a second look at the same rows."""
     if language == "python":
-        return python_models.run_python_model(runtime, compiled_code, name)
+        return python_models.run_python_model(runtime, compiled_code, table_id)
     return runtime.sql(compiled_code, pushdown=True)
 
 

@@ -15,10 +15,15 @@ from pyspark.sql import DataFrame
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 
 
-def run_python_model(runtime: LancensRuntime, compiled_code: str, model_name: str) -> DataFrame:
-    """Execute the compiled model and return its result as a Spark DataFrame."""
+def run_python_model(runtime: LancensRuntime, compiled_code: str, table_id: list[str]) -> DataFrame:
+    """Execute the compiled model and return its result as a Spark DataFrame.
+
+    The model's own table is registered in Spark's catalog first: an incremental model reads it
+    with `session.sql(f"... {dbt.this}")` (dbt's documented pattern), which no `ref` registers."""
+    model_name = table_id[-1]
     # `spark` is a global of the model's module too, as on Databricks and in dbt-spark's models.
     runtime.activate()  # pandas-on-Spark and the `lance` source look for the thread's session
+    runtime.register_relation(table_id[:-1], model_name)  # False on a first build: nothing to read
     scope: dict[str, Any] = {"__name__": f"dbt_python_model_{model_name}", "spark": runtime.spark}
     exec(compile(compiled_code, f"<dbt python model {model_name}>", "exec"), scope)
     dbt = scope["dbtObj"](lambda name: runtime.sql(f"SELECT * FROM {name}"))
