@@ -57,6 +57,7 @@ from dbt.adapters.lancens.metadata import (
     schemas,
     tags,
 )
+from dbt.adapters.lancens.namespace import ViewInfo
 
 logger = AdapterLogger("lancens")
 
@@ -300,16 +301,18 @@ class LancensAdapter(SparkAdapter):
     def create_view(
         self, relation: LancensRelation, compiled_code: str, reads: list[LancensRelation] | None = None
     ) -> AdapterResponse:
-        """Create or replace a view in Spark and record it (SQL and what it reads) in the namespace."""
+        """Create or replace a view in Spark and record it (SQL and what it reads) in the namespace;
+        in an atomic-publish run the record is held back and made in the run's publish commit."""
         runtime = self.runtime
         with self.connections.exception_handler(compiled_code):
             runtime.sql(self.connections.model_sql(f"CREATE OR REPLACE VIEW {relation} AS {compiled_code}"))
-            runtime.namespace.create_view(
-                relation.table_id,
-                compiled_code,
-                base_objects=[read.table_id for read in reads or []],
-                replace=True,
-            )
+            bases = [read.table_id for read in reads or []]
+            if runtime.publisher is not None:
+                runtime.publisher.hold_view(ViewInfo(relation.table_id, compiled_code, bases, {}))
+            else:
+                runtime.namespace.create_view(
+                    relation.table_id, compiled_code, base_objects=bases, replace=True
+                )
         self.cache_added(relation.incorporate(type="view"))
         return AdapterResponse(_message="OK")
 
