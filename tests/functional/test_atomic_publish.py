@@ -167,3 +167,56 @@ class TestAtomicPublishByVar:
         ):
             run_dbt(["run", "--vars", "{gen: 4, lancens_atomic_publish: ture}"])
         assert ns.describe_table(table).version == 2
+
+
+NEW_TABLE = "{{ config(materialized='table', enabled=var('new', false)) }} select {{ var('gen', 1) }} as gen"
+NEW_VIEW = "{{ config(materialized='view', enabled=var('new', false)) }} select gen from {{ ref('t_new') }}"
+OLD_VIEW = "{{ config(materialized='view') }} select gen, {{ var('gen', 1) }} as built from {{ ref('a') }}"
+VIEW_DOCS = """
+version: 2
+models:
+  - name: v_new
+    description: the new view
+    config:
+      persist_docs: {relation: true}
+"""
+
+
+class TestAtomicPublishViews(AtomicPublishProject):
+    """Views are held back like tables: created or replaced in the run's publish commit, so a failed
+    run leaves no view over a table it never published, and no replaced view body either."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {
+            "a.sql": A,
+            "t_new.sql": NEW_TABLE,
+            "v_new.sql": NEW_VIEW,
+            "v_old.sql": OLD_VIEW,
+            "broken.sql": BROKEN,
+            "docs.yml": VIEW_DOCS,
+        }
+
+    def test_views_publish_with_the_tables(self, project, dbt_profile_target) -> None:
+        ns = DirectoryNamespace(dbt_profile_target["root"])
+        schema = project.test_schema.split(".")
+        run_dbt(["run"])
+        old_sql = ns.describe_view([*schema, "v_old"]).sql
+        assert ns.list_views(schema).items == ["v_old"]
+
+        # a new table, a view on it, a replaced view and a failing model: nothing appears or changes
+        run_dbt(["run", "--vars", "{gen: 2, new: true, break: true}"], expect_pass=False)
+        assert not ns.table_exists([*schema, "t_new"])
+        assert ns.list_views(schema).items == ["v_old"]
+        assert ns.describe_view([*schema, "v_old"]).sql == old_sql
+
+        # the same run without the failure publishes the table and both views together
+        run_dbt(["run", "--vars", "{gen: 3, new: true}"])
+        assert ns.describe_table_version([*schema, "t_new"]).version == 1
+        assert sorted(ns.list_views(schema).items) == ["v_new", "v_old"]
+        new_view = ns.describe_view([*schema, "v_new"])
+        assert new_view.base_objects == [[*schema, "t_new"]]
+        assert new_view.properties.get("comment") == "the new view"  # persist_docs went with it
+        assert "3 as built" in ns.describe_view([*schema, "v_old"]).sql
+        shown = run_dbt(["show", "--inline", f"select * from {project.test_schema}.v_new"])
+        assert shown.results[0].agate_table.rows[0]["gen"] == 3

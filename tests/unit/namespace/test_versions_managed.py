@@ -12,7 +12,7 @@ import lance
 import pyarrow as pa
 import pytest
 
-from dbt.adapters.lancens.namespace import DirectoryNamespace, errors, maintenance
+from dbt.adapters.lancens.namespace import DirectoryNamespace, ViewInfo, errors, maintenance
 from dbt.adapters.lancens.namespace.layout import manifest_name
 from dbt.adapters.lancens.namespace.versions import VersionEntry, VersionManager
 
@@ -208,6 +208,30 @@ def test_publish_fails_whole_when_a_version_was_taken(ns: DirectoryNamespace) ->
     assert [v.version for v in ns.list_table_versions(T).items] == [1]
     with pytest.raises(errors.InvalidInputError):
         ns.publish([staged[0], staged[0]])
+
+
+def test_views_are_published_in_the_same_commit(ns: DirectoryNamespace) -> None:
+    """A new view over a new table and a replaced view's body land in the tables' one commit; a view
+    id that names a table fails the publish before anything lands, leaving no reserved directory."""
+    ns.create_view(["ns", "old"], "select 1")
+    staged_u = stage(ns, U, _rows(0))
+    new = ViewInfo(["ns", "v"], "select * from ns.u", [U], {"comment": "on u"})
+    clash = ViewInfo(T, "select 2")
+    append(ns, T, _rows(0))
+    entries = set(os.listdir(ns.root))
+    with pytest.raises(errors.TableAlreadyExistsError):
+        ns.publish([staged_u], [new, clash])
+    assert set(os.listdir(ns.root)) == entries and not ns.table_exists(U)
+    before = ns._context.manifest.version
+    published = ns.publish([staged_u], [new, ViewInfo(["ns", "old"], "select 3")])
+    assert published == {("ns", "u"): 1}
+    one_commit = lance.dataset(ns._context.manifest.uri, version=before + 1).to_table().to_pylist()
+    rows = {row["object_id"]: row for row in one_commit}
+    assert {"ns$u", "ns$u$1", "ns$v"} <= set(rows) and "select 3" in rows["ns$old"]["metadata"]
+    assert ns.describe_view(["ns", "v"]) == new
+    assert ns.describe_view(["ns", "old"]).sql == "select 3"
+    assert ns.publish([], [ViewInfo(["ns", "old"], "select 4")]) == {}  # views alone: replaced
+    assert ns.describe_view(["ns", "old"]).sql == "select 4"
 
 
 def test_staging_needs_version_management(tmp_path: Path) -> None:

@@ -2,10 +2,10 @@
 
 `begin` (the adapter's on-run-start hook) gives the runtime a `RunPublisher`, so the run's writes
 stage instead of committing (`staging.py`); `finish` (its on-run-end hook) publishes every staged
-version of the run (each table's write and the index versions staged on top of it) in ONE
-`__manifest` commit (the engine's BatchCreateTableVersions) when the run succeeded, and discards
-them when any node failed. A run that dies before its end publishes nothing: staged versions have
-no row, and the engine never reports them.
+version of the run (each table's write and the index versions staged on top of it) and the views
+the run created or replaced in ONE `__manifest` commit (the engine's BatchCreateTableVersions)
+when the run succeeded, and discards them when any node failed. A run that dies before its end
+publishes nothing: staged versions have no row, and the engine never reports them.
 
 Inside the run, the Spark catalog entry of a staged table reads its staged content (the runtime's
 `refresh_table`), so downstream models see their upstream's new rows while every other reader sees
@@ -35,13 +35,13 @@ def finish(runtime: LancensRuntime, statuses: list[str]) -> dict[tuple[str, ...]
     actions deferred to the publish (`RunPublisher.defer`) run for the tables it published."""
     with runtime.lock:
         publisher, runtime.publisher = runtime.publisher, None
-    if publisher is None or not publisher.writes:
+    if publisher is None or not (publisher.writes or publisher.views):
         return {}
     if FAILED_STATUSES.intersection(str(status).lower() for status in statuses):
         _cleanup(runtime, publisher, discard_staged=True)
         return {}
     try:
-        published = runtime.namespace.publish(publisher.staged_commits())
+        published = runtime.namespace.publish(publisher.staged_commits(), list(publisher.views.values()))
     except Exception:
         # the engine raises only before its commit point: nothing was published
         _cleanup(runtime, publisher, discard_staged=True)
@@ -77,6 +77,9 @@ def _cleanup(runtime: LancensRuntime, publisher: RunPublisher, discard_staged: b
             runtime.refresh_table(table_id)
         except errors.NamespaceError:  # storage trouble after the publish: Spark registers it again when used
             runtime.catalog.forget(table_id)
+    if discard_staged:
+        for view_id in publisher.views:  # Spark's session has the held view: read the published one
+            runtime.catalog.forget(view_id)
     if storage.exists(publisher.scratch):
         storage.rm(publisher.scratch, recursive=True)
     storage.remove_if_empty(storage.join(SCRATCH_DIR))  # kept while another run has a copy there

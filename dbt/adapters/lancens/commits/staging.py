@@ -35,6 +35,7 @@ from dbt.adapters.lancens.namespace.layout import (
     transaction_file_path,
     transaction_file_suffix,
 )
+from dbt.adapters.lancens.namespace.models import ViewInfo
 from dbt.adapters.lancens.namespace.storage import Storage
 
 SCRATCH_DIR = ".lancens-staging"
@@ -75,6 +76,9 @@ class RunPublisher:
     # What to do once the run has published a table (a staged model's `lance_maintenance`); dropped
     # with the run when it publishes nothing.
     after_publish: dict[tuple[str, ...], list[Callable[[], object]]] = field(default_factory=dict)
+    # The views the run created or replaced: held back and created in the publish commit, so a
+    # view never appears without the new tables it reads (or at all, when the run publishes nothing).
+    views: dict[tuple[str, ...], ViewInfo] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -91,6 +95,16 @@ class RunPublisher:
                     f"atomic publish: {'.'.join(table_id)} was staged by another write of this run "
                     "while this write was in progress"
                 )
+
+    def hold_view(self, view: ViewInfo) -> None:
+        """Create or replace `view` when the run publishes (its latest definition wins)."""
+        with self.lock:
+            self.views[tuple(view.id)] = view
+
+    def held_view(self, view_id: Sequence[str]) -> ViewInfo | None:
+        """The run's definition of the view, or None when the run holds none."""
+        with self.lock:
+            return self.views.get(tuple(view_id))
 
     def defer(self, table_id: Sequence[str], action: Callable[[], object]) -> None:
         """Run `action` once this run has published the table (`publish.finish`), never otherwise."""

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import agate
 from dbt.adapters.base import available
@@ -20,10 +21,10 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.impl import SparkAdapter, SparkConfig
 from dbt.artifacts.schemas.catalog import CatalogTable
 from dbt_common.contracts.constraints import ConstraintType
-from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lancens.__version__ import version as lancens_version
 from dbt.adapters.lancens.commits import publish, writes
+from dbt.adapters.lancens.core import atomic_request
 from dbt.adapters.lancens.core.column import LancensColumn
 from dbt.adapters.lancens.core.connections import LancensConnectionManager
 from dbt.adapters.lancens.core.macro_arguments import days_or_none, flag, whole_number_or_none
@@ -56,8 +57,27 @@ from dbt.adapters.lancens.metadata import (
     schemas,
     tags,
 )
+from dbt.adapters.lancens.namespace import ViewInfo
 
 logger = AdapterLogger("lancens")
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _node_write(
+    method: Callable[Concatenate[LancensAdapter, _P], _R],
+) -> Callable[Concatenate[LancensAdapter, _P], _R]:
+    """Mark a method dbt calls to build a node and that writes to the namespace: with atomic publish
+    asked for, it runs only inside an atomic-publish run (core/atomic_request.py), checked before it
+    writes anything."""
+
+    @functools.wraps(method)
+    def checked(self: LancensAdapter, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        atomic_request.require_run(self.config, self.runtime)
+        return method(self, *args, **kwargs)
+
+    return checked
 
 
 @dataclass
@@ -131,22 +151,26 @@ class LancensAdapter(SparkAdapter):
     def get_columns_in_relation(self, relation: BaseRelation) -> list[LancensColumn]:  # type: ignore[override]
         return relations.columns_of(self.runtime, relation)  # type: ignore[arg-type]
 
+    @_node_write
     def drop_relation(self, relation: BaseRelation, on_drop: str = "purge") -> None:
         self.cache_dropped(relation)
         relations.drop_relation(self.runtime, relation, on_drop)  # type: ignore[arg-type]
 
     @available
+    @_node_write
     def drop_dependent_views(self, relation: LancensRelation) -> None:
         """Drop the views that read `relation` (a seed's `--full-refresh` cascades to them)."""
         for view in relations.drop_dependent_views(self.runtime, relation):
             self.cache_dropped(view)
 
+    @_node_write
     def rename_relation(self, from_relation: BaseRelation, to_relation: BaseRelation) -> None:
         self.cache_renamed(from_relation, to_relation)
         relations.rename_relation(self.runtime, from_relation, to_relation)  # type: ignore[arg-type]
 
     # -- writes -------------------------------------------------------------------------------------
     @available
+    @_node_write
     def write_relation(
         self,
         relation: LancensRelation,
@@ -163,7 +187,6 @@ class LancensAdapter(SparkAdapter):
         `not_null` (a contract's constraints): columns written as non-nullable Lance fields."""
         runtime = self.runtime
         name = relation.identifier or ""
-        self._require_publish_hooks(runtime)
         with self.connections.exception_handler(compiled_code):
             code = self.connections.model_sql(compiled_code, language)
             frame = index_run.checked_frame(
@@ -199,6 +222,7 @@ class LancensAdapter(SparkAdapter):
         return {"code": contract.checked_select(compiled_code), "not_null": list(contract.not_null)}
 
     @available
+    @_node_write
     def load_seed(
         self,
         relation: LancensRelation,
@@ -217,7 +241,6 @@ class LancensAdapter(SparkAdapter):
         --show`): the loaded rows also come back as agate for dbt-core to sample and print.
         `indexes` (the seed's config): checked, and its vector columns written as vectors."""
         runtime = self.runtime
-        self._require_publish_hooks(runtime)
         with self.connections.exception_handler(f"load seed {csv_path}"):
             data = seeds.read_seed_csv(runtime.spark, csv_path, column_types, delimiter, quote_columns)
             data = index_run.checked_seed(data, indexes)
@@ -230,6 +253,7 @@ class LancensAdapter(SparkAdapter):
         return seeds.SeedLoad(response, seeds.shown_table(data) if show else None)
 
     @available
+    @_node_write
     def build_table_indexes(
         self, relation: LancensRelation, indexes: list[dict[str, Any]] | None, provenance: dict[str, Any]
     ) -> str:
@@ -243,6 +267,7 @@ class LancensAdapter(SparkAdapter):
         return "" if outcome is None else outcome.summary()
 
     @available
+    @_node_write
     def maintain_table(self, relation: LancensRelation, raw: Any, provenance: dict[str, Any]) -> str:
         """After a build: the `lance_maintenance` config's optimize and cleanup (maintenance_config.py)."""
         config = maintenance_config.parse_maintenance(raw)
@@ -261,6 +286,7 @@ class LancensAdapter(SparkAdapter):
                 return maintenance_config.after_build(runtime.namespace, table, config, properties)
 
     @available
+    @_node_write
     def shallow_clone_table(self, relation: LancensRelation, source: LancensRelation) -> AdapterResponse:
         """`dbt clone`: the source's latest version as a Lance shallow clone (materializations/clone.py)."""
         runtime = self.runtime
@@ -270,29 +296,23 @@ class LancensAdapter(SparkAdapter):
         self.cache_added(relation.incorporate(type="table"))
         return AdapterResponse(_message=f"CLONE (version {version}, no data copied)")
 
-    def _require_publish_hooks(self, runtime: LancensRuntime) -> None:
-        """`atomic_publish: true` without the run hooks would publish table by table: refuse instead."""
-        if self.config.credentials.atomic_publish and runtime.publisher is None:
-            raise DbtRuntimeError(
-                "atomic_publish: true needs the run hooks in dbt_project.yml: "
-                'on-run-start: ["{{ lancens_begin_atomic_publish() }}"] and '
-                'on-run-end: ["{{ lancens_end_atomic_publish(results) }}"] (see the README)'
-            )
-
     @available
+    @_node_write
     def create_view(
         self, relation: LancensRelation, compiled_code: str, reads: list[LancensRelation] | None = None
     ) -> AdapterResponse:
-        """Create or replace a view in Spark and record it (SQL and what it reads) in the namespace."""
+        """Create or replace a view in Spark and record it (SQL and what it reads) in the namespace;
+        in an atomic-publish run the record is held back and made in the run's publish commit."""
         runtime = self.runtime
         with self.connections.exception_handler(compiled_code):
             runtime.sql(self.connections.model_sql(f"CREATE OR REPLACE VIEW {relation} AS {compiled_code}"))
-            runtime.namespace.create_view(
-                relation.table_id,
-                compiled_code,
-                base_objects=[read.table_id for read in reads or []],
-                replace=True,
-            )
+            bases = [read.table_id for read in reads or []]
+            if runtime.publisher is not None:
+                runtime.publisher.hold_view(ViewInfo(relation.table_id, compiled_code, bases, {}))
+            else:
+                runtime.namespace.create_view(
+                    relation.table_id, compiled_code, base_objects=bases, replace=True
+                )
         self.cache_added(relation.incorporate(type="view"))
         return AdapterResponse(_message="OK")
 
@@ -347,6 +367,7 @@ class LancensAdapter(SparkAdapter):
             )
 
     @available
+    @_node_write
     def persist_relation_docs(
         self,
         relation: LancensRelation,
@@ -547,6 +568,7 @@ class LancensAdapter(SparkAdapter):
         return list(incremental.STRATEGIES)
 
     @available
+    @_node_write
     def apply_incremental(
         self,
         relation: LancensRelation,
@@ -578,6 +600,7 @@ class LancensAdapter(SparkAdapter):
         return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
 
     @available
+    @_node_write
     def apply_snapshot_staging(
         self,
         relation: LancensRelation,

@@ -10,6 +10,7 @@ property `comment`. The catalog (catalog.py) reads all of these back.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -107,11 +108,15 @@ def _persist_table(
 def _persist_view(
     runtime: LancensRuntime, relation: LancensRelation, comment: Any, columns: dict[str, str | None]
 ) -> bool:
-    namespace = runtime.namespace
-    try:
-        view = namespace.describe_view(relation.table_id)
-    except errors.TableNotFoundError:
-        return False
+    """The view's properties: set on the namespace's view, or in an atomic-publish run on the view
+    the run holds back, so they are published with it."""
+    namespace, staging = runtime.namespace, runtime.publisher
+    view = staging.held_view(relation.table_id) if staging is not None else None
+    if view is None:
+        try:
+            view = namespace.describe_view(relation.table_id)
+        except errors.TableNotFoundError:
+            return False
     properties = dict(view.properties)
     if comment is not _UNCHANGED:
         _set(properties, COMMENT_KEY, comment)
@@ -119,6 +124,9 @@ def _persist_view(
         _set(properties, view_column_comment_key(name), text)
     if properties == view.properties:
         return False
+    if staging is not None:
+        staging.hold_view(dataclasses.replace(view, properties=properties))
+        return True
     namespace.create_view(
         relation.table_id, view.sql, base_objects=view.base_objects, properties=properties, replace=True
     )

@@ -68,6 +68,9 @@ def columns_of(runtime: LancensRuntime, relation: LancensRelation) -> list[Lance
 
 
 def is_view(runtime: LancensRuntime, object_id: list[str]) -> bool:
+    """A view in the namespace, or one the atomic-publish run in progress holds back."""
+    if runtime.publisher is not None and runtime.publisher.held_view(object_id) is not None:
+        return True
     try:
         runtime.namespace.describe_view(object_id)
     except errors.NamespaceError:

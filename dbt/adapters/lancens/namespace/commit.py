@@ -421,8 +421,16 @@ def _check_index_fragments(
             )
 
 
-def publish(manager: VersionManager, staged: Sequence[StagedCommit]) -> dict[tuple[str, ...], int]:
+def publish(
+    manager: VersionManager,
+    staged: Sequence[StagedCommit],
+    new_rows: Sequence[Row] = (),
+    replaced_rows: Sequence[Row] = (),
+) -> dict[tuple[str, ...], int]:
     """Make staged versions visible in ONE ``__manifest`` commit (BatchCreateTableVersions).
+
+    ``new_rows`` and ``replaced_rows`` (views, `view_ops.publish_rows`) are inserted and rewritten
+    in that same commit, so a view appears together with the tables it reads.
 
     A table may have a chain of staged versions (``stage_next_commit``): consecutive versions, the
     first of which may create the table. Returns each table's last new version. If any of those
@@ -442,8 +450,10 @@ def publish(manager: VersionManager, staged: Sequence[StagedCommit]) -> dict[tup
         )
     ordered = [commit for chain in chains.values() for commit in chain]
     entries = [VersionEntry(list(s.id), s.version, s.manifest_path, "V2", dict(s.metadata)) for s in ordered]
-    rows = [s.table_row for s in ordered if s.table_row]
-    created = manager._commit_managed(entries, [tables[tuple(s.id)] for s in ordered], new_table_rows=rows)
+    rows = [s.table_row for s in ordered if s.table_row] + list(new_rows)
+    created = manager._commit_managed(
+        entries, [tables[tuple(s.id)] for s in ordered], new_table_rows=rows, replaced_rows=replaced_rows
+    )
     return {tuple(s.id): version.version for s, version in zip(ordered, created, strict=True)}
 
 

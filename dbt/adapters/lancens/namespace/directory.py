@@ -291,11 +291,21 @@ class DirectoryNamespace:
         request = commit.CommitRequest.of(prior.id, operation, prior.version, transaction_properties, None)
         return commit.stage_next_commit(self._versions, prior, request.operation, request.properties)
 
-    def publish(self, staged: Sequence[StagedCommit]) -> dict[tuple[str, ...], int]:
+    def publish(
+        self, staged: Sequence[StagedCommit], views: Sequence[ViewInfo] = ()
+    ) -> dict[tuple[str, ...], int]:
         """Make staged commits visible in ONE ``__manifest`` commit; returns each table's last new
         version. A table may have several consecutive staged versions (``stage_next_commit``).
-        12 and nothing published if any of those versions was taken."""
-        return commit.publish(self._versions, staged)
+        12 and nothing published if any of those versions was taken.
+
+        ``views`` are created or replaced in that same commit (an extension: the spec's batch
+        carries table versions only), so a view never appears without the new tables it reads."""
+        new, replaced = self._views.publish_rows(views)
+        try:
+            return commit.publish(self._versions, staged, new, replaced)
+        except Exception:  # raised before the commit point: the new views' reservations go
+            self._views.release_rows(new)
+            raise
 
     def restore_table(self, id: Sequence[str], version: int) -> int:
         """Add a version whose content equals ``version`` (11 if it does not exist)."""

@@ -75,12 +75,15 @@ class ManifestChange:
     guard: Sequence[Row] = ()
     """With ``insert``: rows written back unchanged (``parent_guard``), so that a concurrent commit
     deleting or changing one of them conflicts with this one."""
+    update: Sequence[Row] = ()
+    """With ``insert``: whole rows for present ids, changed in the same commit (a publish that
+    replaces views together with the table versions it inserts)."""
 
     def __post_init__(self) -> None:
         if self.replace and (self.insert or self.delete):
             raise ValueError("a manifest change replaces rows, or inserts and/or deletes them")
-        if self.guard and not self.insert:
-            raise ValueError("only an insert guards rows")
+        if (self.guard or self.update) and not self.insert:
+            raise ValueError("only an insert guards or updates rows")
 
 
 _NAMESPACE_CHILDREN = ("namespace", "table")
@@ -424,9 +427,10 @@ class ManifestTable:
         elif change.insert:
             # A guarded insert rewrites its guard rows (matched); its new ids are free in the
             # planned version, and a racer inserting one of them guards the same parent.
-            matched = builder.when_matched_update_all() if change.guard else builder.when_matched_fail()
+            rewritten = [*change.guard, *change.update]
+            matched = builder.when_matched_update_all() if rewritten else builder.when_matched_fail()
             builder = matched.when_not_matched_insert_all()
-            source = [*change.guard, *change.insert]
+            source = [*rewritten, *change.insert]
             if change.delete:
                 ids = ", ".join(_sql_string(i) for i in change.delete)
                 builder = builder.when_not_matched_by_source_delete(f"object_id IN ({ids})")
@@ -450,17 +454,18 @@ class ManifestTable:
         ours = dataset.version
         if cached is not None and ours == base.version + 1:
             names = dataset.schema.names
-            upserts = [{name: row.get(name) for name in names} for row in [*change.insert, *change.replace]]
+            changed = [*change.insert, *change.replace, *change.update]
+            upserts = [{name: row.get(name) for name in names} for row in changed]
             with self._lock:
                 if self._cached.version <= ours:
                     self._cached = cached.patched(ours, upserts, change.delete, cached.metadata)
         if maintenance.upkeep(dataset) and cached is not None:
             self._snapshot_at(dataset)
 
-    def insert(self, rows: list[Row]) -> None:
+    def insert(self, rows: list[Row], update: Sequence[Row] = ()) -> None:
         """Insert rows in one commit; DuplicateObjectIdError if an id exists (``concurrent`` when a
         racing writer inserted it while this call ran), 1 if a child namespace they go into is
-        gone (``parent_guard``)."""
+        gone (``parent_guard``). ``update``: whole rows of present ids changed in the same commit."""
         object_ids = [row["object_id"] for row in rows]
         repeated = sorted({i for i in object_ids if object_ids.count(i) > 1})
         if repeated:
@@ -470,7 +475,9 @@ class ManifestTable:
             taken = [i for i in object_ids if view.get(i) is not None]
             if taken:
                 raise errors.DuplicateObjectIdError(taken, concurrent)
-            return ManifestChange(insert=rows, guard=parent_guard(view, rows))
+            if not rows:
+                return ManifestChange(replace=update)
+            return ManifestChange(insert=rows, guard=parent_guard(view, rows), update=update)
 
         self.commit(plan)
 

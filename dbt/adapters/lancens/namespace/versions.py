@@ -348,12 +348,14 @@ class VersionManager:
         entries: Sequence[VersionEntry],
         tables: Sequence[ResolvedTable],
         new_table_rows: list[dict[str, Any]],
+        replaced_rows: Sequence[dict[str, Any]] = (),
     ) -> list[TableVersion]:
         """The spec's steps 2-4 for staged manifests (step 1, staging, is the caller's).
 
-        ``new_table_rows`` are ``table`` rows inserted in the same manifest commit as the version
-        rows, so a table created by its first commit appears together with that version or not at
-        all."""
+        ``new_table_rows`` are ``table`` rows (new tables, new views) inserted in the same manifest
+        commit as the version rows, so a table created by its first commit appears together with
+        that version or not at all; ``replaced_rows`` (views whose body changes) are rewritten in
+        that same commit."""
         rows = []
         for entry, table in zip(entries, tables, strict=True):
             staging, info = self._staging(table, entry.manifest_path)
@@ -373,7 +375,7 @@ class VersionManager:
             rows.append(self._row(table.id, entry.version, meta))
         pause_point("staged")
         try:
-            self._ctx.manifest.insert(new_table_rows + rows)
+            self._ctx.manifest.insert(new_table_rows + rows, update=replaced_rows)
         except errors.DuplicateObjectIdError as exc:
             taken = [oid for oid in exc.object_ids if oid not in {r["object_id"] for r in new_table_rows}]
             if not taken:

@@ -56,6 +56,34 @@ class ViewOps:
 
         A new view first reserves its directory (put-if-not-exists of ``.lance-reserved``) and then
         inserts its row, like DeclareTable; a loser of a race removes its reservation."""
+        view_id, row = self._new_row(id, sql, base_objects, properties)
+        info = view_info(view_id, row)
+        if replace and self._replace_view(view_id, row):
+            return info
+        if self._ctx.manifest.get(row["object_id"]) is not None or self._ctx.table_exists(view_id):
+            raise errors.TableAlreadyExistsError(f"object {ids.display(view_id)} already exists")
+        location = self._ctx.new_location(view_id)
+        reserve(self._ctx.fs, view_id, location)
+        try:
+            self._ctx.manifest.insert([{**row, "location": layout.relative_location(self._ctx.fs, location)}])
+        except errors.DuplicateObjectIdError as exc:
+            release(self._ctx.fs, location)
+            cls = errors.ConcurrentModificationError if exc.concurrent else errors.TableAlreadyExistsError
+            raise cls(f"object {ids.display(view_id)} already exists") from exc
+        except errors.NamespaceNotFoundError:
+            release(self._ctx.fs, location)
+            raise
+        return info
+
+    def _new_row(
+        self,
+        id: Sequence[str],
+        sql: str,
+        base_objects: Sequence[Sequence[str]] | None,
+        properties: Mapping[str, object] | None,
+    ) -> tuple[list[str], dict[str, Any]]:
+        """A view's id and its row without a location, checked (13 for bad input, 1 for a missing
+        namespace)."""
         self._require_manifest()
         view_id = ids.validate(id, what="view", allow_root=False)
         self._ctx.require_namespace(view_id[:-1])
@@ -75,28 +103,40 @@ class ViewOps:
         reserved = kinds.reserved_keys(values)
         if reserved:
             raise errors.InvalidInputError(f"view {ids.display(view_id)}: properties {reserved} are reserved")
-        row: dict[str, Any] = {
+        return view_id, {
             "object_id": ids.object_id(view_id),
             "object_type": kinds.TABLE,
             "metadata": props.dumps({**values, kinds.VIEW_MARKER: "true", kinds.VIEW_SQL: sql}),
             "base_objects": [ids.object_id(base) for base in bases] or None,
         }
-        if replace and self._replace_view(view_id, row):
-            return ViewInfo(view_id, sql, bases, values)
-        if self._ctx.manifest.get(row["object_id"]) is not None or self._ctx.table_exists(view_id):
-            raise errors.TableAlreadyExistsError(f"object {ids.display(view_id)} already exists")
-        location = self._ctx.new_location(view_id)
-        reserve(self._ctx.fs, view_id, location)
+
+    def publish_rows(self, views: Sequence[ViewInfo]) -> tuple[list[Row], list[Row]]:
+        """The rows that create or replace ``views`` within a publish commit: (new views' rows, each
+        with a freshly reserved directory, replaced views' whole rows). 4-style 'already exists'
+        for an id that is a table; the caller releases the new rows' locations if the commit fails."""
+        new: list[Row] = []
+        replaced: list[Row] = []
         try:
-            self._ctx.manifest.insert([{**row, "location": layout.relative_location(self._ctx.fs, location)}])
-        except errors.DuplicateObjectIdError as exc:
-            release(self._ctx.fs, location)
-            cls = errors.ConcurrentModificationError if exc.concurrent else errors.TableAlreadyExistsError
-            raise cls(f"object {ids.display(view_id)} already exists") from exc
-        except errors.NamespaceNotFoundError:
-            release(self._ctx.fs, location)
+            for view in views:
+                view_id, row = self._new_row(view.id, view.sql, view.base_objects, view.properties)
+                existing = self._ctx.manifest.get(row["object_id"])
+                if existing is not None and kinds.object_kind(existing) == kinds.VIEW:
+                    replaced.append({**existing, **row, "location": existing["location"]})
+                    continue
+                if existing is not None or self._ctx.table_exists(view_id):
+                    raise errors.TableAlreadyExistsError(f"object {ids.display(view_id)} already exists")
+                location = self._ctx.new_location(view_id)
+                reserve(self._ctx.fs, view_id, location)
+                new.append({**row, "location": layout.relative_location(self._ctx.fs, location)})
+        except BaseException:
+            self.release_rows(new)
             raise
-        return ViewInfo(view_id, sql, bases, values)
+        return new, replaced
+
+    def release_rows(self, rows: Sequence[Row]) -> None:
+        """Undo ``publish_rows``' reservations of new views the publish did not insert."""
+        for row in rows:
+            release(self._ctx.fs, layout.absolute_location(self._ctx.fs, row["location"]))
 
     def _replace_view(self, view_id: list[str], row: dict[str, Any]) -> bool:
         """Swap the body of an existing view in one commit; False when there is no view to replace."""
