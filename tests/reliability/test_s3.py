@@ -104,3 +104,18 @@ def test_debug_probe_names_an_unreachable_bucket_without_the_secret(s3_server) -
     message = str(failure.value)
     assert "no-such-bucket-lancens" in message and "not writable" in message
     assert SECRET not in message and ACCESS_KEY not in message
+
+
+def test_run_on_a_missing_bucket_fails_naming_it(s3_server, tmp_path: Path) -> None:
+    """A listing in a missing bucket is empty (the connection's read check passes), so the first
+    write, the schema's namespace, meets the missing bucket: a dbt error, not a crash."""
+    root = "s3://no-such-bucket-lancens/x"
+    project = make_project(tmp_path / "proj", root, _options(s3_server), sample=False)
+    project.write("models/one.sql", "select 1 as id")
+    run = project.run("run")
+    # dbt ends a run whose schemas cannot be created as for any database error before the first
+    # node (exit 2, as dbt-postgres with a refused connection); the message is one line, no traceback
+    assert run.returncode == 2, run.output[-3000:]
+    assert "Database Error" in run.output and "Traceback" not in run.output
+    assert "bucket of the namespace root 's3://no-such-bucket-lancens/x' does not exist" in run.output
+    assert not _leaks(project.path, [run.output])

@@ -73,6 +73,11 @@ _REFUSALS: tuple[tuple[tuple[str, ...], str], ...] = (
         "s3:PutObject, s3:DeleteObject).",
     ),
     (
+        ("NoSuchBucket", "The specified bucket does not exist", "ContainerNotFound"),
+        "the bucket of the namespace root {root!r} does not exist (or these credentials cannot see "
+        "it): create it, or point `root` at an existing one; nothing was written.",
+    ),
+    (
         ("No space left on device", "Disk quota exceeded"),
         "no space left under the namespace root {root!r}: free space on its file system (or its "
         "quota), or point `root` elsewhere; nothing of this write was committed.",

@@ -124,10 +124,15 @@ class LancensAdapter(SparkAdapter):
 
     # -- schemas are namespaces ---------------------------------------------------------------------
     def create_schema(self, relation: BaseRelation) -> None:
-        schemas.create_schema(self.runtime, schema_to_namespace(relation.schema or ""))
+        """The schema's namespace; usually the run's first write, so a root the storage refuses (a
+        missing bucket passes the connection's read check: its listing is just empty) fails here
+        with the storage errors' one-line messages, not a raw exception."""
+        with self.connections.exception_handler(f"create schema {relation.schema}"):
+            schemas.create_schema(self.runtime, schema_to_namespace(relation.schema or ""))
 
     def drop_schema(self, relation: BaseRelation) -> None:
-        schemas.drop_schema(self.runtime, schema_to_namespace(relation.schema or ""))
+        with self.connections.exception_handler(f"drop schema {relation.schema}"):
+            schemas.drop_schema(self.runtime, schema_to_namespace(relation.schema or ""))
         self.cache.drop_schema(relation.database, relation.schema)
 
     def list_schemas(self, database: str) -> list[str]:
