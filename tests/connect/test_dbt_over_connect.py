@@ -15,6 +15,7 @@ import lance
 import pytest
 import yaml
 
+from tests.conftest import free_port
 from tests.connect.server import ConnectServer
 from tests.reliability.helpers import SAMPLE_TABLES, Project, make_project
 
@@ -217,3 +218,19 @@ def test_master_and_remote_together_are_refused(tmp_path: Path) -> None:
     assert debug.returncode != 0
     assert "`master` and `remote` are both set" in debug.output
     assert "secret-token-value" not in debug.output
+
+
+def test_an_unreachable_server_fails_the_run_naming_it(tmp_path: Path) -> None:
+    """A mistyped host or port: PySpark would retry for ten minutes or more while `dbt run` hung
+    silently; the first contact gives up after a few seconds and names the server (no token)."""
+    port = free_port()
+    url = f"sc://127.0.0.1:{port}/;token=secret-token-value"
+    project = make_project(tmp_path / "p", str(tmp_path / "warehouse"), sample=False, master=None,
+                           extra={"remote": url})  # fmt: skip
+    project.write("models/a.sql", "select 1 as id")
+    run = project.run("run", timeout=240)  # TimeoutExpired: the hang this test is about
+    assert run.returncode != 0
+    assert f"could not use the Spark Connect server sc://127.0.0.1:{port}" in run.output
+    assert "secret-token-value" not in run.output
+    debug = project.run("debug", timeout=240)
+    assert debug.returncode != 0 and "master: local" not in debug.output

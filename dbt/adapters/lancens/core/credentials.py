@@ -123,8 +123,9 @@ class LancensCredentials(Credentials):
         return self.root
 
     def _connection_keys(self) -> tuple[str, ...]:
-        # storage_options is left out on purpose: it may hold credentials.
-        return (
+        # storage_options is left out on purpose: it may hold credentials. A Connect client starts no
+        # local Spark, so `master` (its default) would only mislead; `dbt debug` names the server.
+        keys = (
             "root",
             "database",
             "schema",
@@ -132,8 +133,8 @@ class LancensCredentials(Credentials):
             "dir_listing_enabled",
             "table_version_management",
             "atomic_publish",
-            "master",
         )
+        return keys if self.remote else (*keys, "master")
 
     def namespace_properties(self, project_root: str | None = None) -> dict[str, str]:
         """Properties for `DirectoryNamespace.from_properties`; a relative root is relative to the project."""

@@ -23,6 +23,8 @@ from dbt.adapters.lancens.spark.datasource import register_data_source
 
 # Session settings a Connect client can set (runtime SQL settings); the rest is the server's.
 REMOTE_DEFAULTS = {"spark.sql.session.timeZone": "UTC"}
+# Retries of the first request to the server (~8 s of back-off in all) before it counts as unreachable.
+FIRST_CONTACT_RETRIES = 5
 PACKAGE = "dbt-lancens"
 
 
@@ -45,16 +47,30 @@ def connect_session(url: str, config: Mapping[str, str] | None = None) -> SparkS
     ``config`` holds runtime settings for the session (static ones belong to the server's own
     configuration). Callers name the server in errors themselves, without its token."""
     from pyspark.core.context import SparkContext
+    from pyspark.sql.connect.client.retries import DefaultPolicy  # Connect's modules: clients only
 
     if SparkContext._active_spark_context is not None:
         raise RemoteSessionError(
             "this process already runs a local Spark (a `master` session); PySpark cannot be a Spark "
             "Connect client in the same process"
         )
-    builder = SparkSession.builder.remote(url)
-    for key, value in {**REMOTE_DEFAULTS, **dict(config or {})}.items():
-        builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    # Made without settings, the session does not contact the server yet (the builder would send
+    # them at once, with PySpark's retry policy).
+    session = SparkSession.builder.remote(url).getOrCreate()
+    client = session.client
+    run_policies = client.get_retry_policies()
+    # PySpark retries an unreachable server for 10 minutes or more: a mistyped host or port would
+    # hang `dbt run` silently. The first contact gives up after a few seconds; once the server has
+    # answered, the run keeps PySpark's patient policy for transient failures.
+    client.set_retry_policies([DefaultPolicy(max_retries=FIRST_CONTACT_RETRIES, max_backoff=4000)])
+    try:
+        for key, value in {**REMOTE_DEFAULTS, **dict(config or {})}.items():
+            session.conf.set(key, value)
+    except BaseException:
+        client.close()  # else PySpark's exit hook asks the dead server to release the session, for minutes
+        raise
+    finally:
+        client.set_retry_policies(run_policies)
     register_data_source(session)
     return session
 
