@@ -233,3 +233,43 @@ class TestContractNullabilityOnIncrementalRuns:
         assert self._customer(project, lancens_root, "inc_merge") == (True, [(1, "a"), (2, None)])
         assert "column customer has a not_null constraint, but stored rows hold NULL" in log, log
         assert "--full-refresh rebuilds it as a non-nullable field" in log
+
+
+ADDED_SQL = """
+{{ config(materialized='incremental', unique_key='id', on_schema_change='append_new_columns') }}
+select cast({{ var('id', 1) }} as int) as id
+{% if var('with_status', false) %}, 'x' as status{% endif %}
+"""
+
+
+def _added_yml(with_status: bool) -> str:
+    status = (
+        "\n      - {name: status, data_type: string, constraints: [{type: not_null}]}" if with_status else ""
+    )
+    return (
+        "models:\n  - name: added\n    config: {contract: {enforced: true}}\n    columns:\n"
+        "      - {name: id, data_type: int}" + status + "\n"
+    )
+
+
+class TestNotNullColumnAddedByAppendNewColumns:
+    """A `not_null` column `append_new_columns` adds is nullable (the existing rows hold NULL
+    there), and later runs say why it stays so rather than claim a constraint Lance does not hold."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"added.sql": ADDED_SQL, "schema.yml": _added_yml(False)}
+
+    def test_added_not_null_column_is_nullable_with_a_warning(self, project, lancens_root: str) -> None:
+        run_dbt_and_capture(["run"])
+        (Path(project.project_root) / "models" / "schema.yml").write_text(_added_yml(True))
+        for row_id in (2, 3):
+            _, log = run_dbt_and_capture(["run", "--vars", f"{{with_status: true, id: {row_id}}}"])
+            info = DirectoryNamespace(lancens_root).describe_table([project.test_schema, "added"])
+            dataset = lance.dataset(info.location)
+            assert dataset.schema.field("status").nullable
+            rows = sorted(dataset.to_table().to_pylist(), key=lambda row: row["id"])
+            assert rows[0] == {"id": 1, "status": None}
+        assert rows == [{"id": 1, "status": None}, {"id": 2, "status": "x"}, {"id": 3, "status": "x"}]
+        # the second run with the column: its not_null cannot be recorded, and the log says so
+        assert "column status has a not_null constraint, but stored rows hold NULL" in _flat(log)
