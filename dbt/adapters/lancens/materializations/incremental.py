@@ -58,6 +58,10 @@ class Spec:
     """dbt's `--empty`: refs and sources read no rows, so the run checks the model and applies its
     schema change but changes no rows. Replacing a microbatch window or a partition, or overwriting
     the table, with a result that was never read would delete data."""
+    not_null: list[str] = field(default_factory=list)
+    """The contract's `not_null` columns as the YAML says now (none without a contract): before the
+    rows are applied, the table's top-level fields become non-nullable exactly there
+    (`schema_evolution.align_nullability`), as a full build would write them."""
 
 
 def apply(
@@ -83,7 +87,8 @@ def apply(
         # a column about to take the model's type is not first cast to the table's old one
         stores = pa.schema([f.with_type(retype.get(f.name, f.type)) for f in target.current.schema])
         rows = store_assignment.cast_as_spark_stores(runtime, rows, stores)
-        evolved = _sync_schema(target, rows, spec, properties, retype)
+        aligned = schema_evolution.align_nullability(target, spec.not_null, properties)
+        evolved = _sync_schema(aligned, rows, spec, properties, retype)
         if spec.empty:
             return int(evolved.current.version), 0
         spec = _keep_absent_columns(spec, rows.schema, evolved.current.schema)

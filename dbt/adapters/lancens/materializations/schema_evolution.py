@@ -8,6 +8,11 @@
   dropped columns. Changing a column's type (`ALTER TABLE ... ALTER COLUMN ... TYPE`) is the same
   rewrite with the column cast.
 
+* Changing which columns are non-nullable (`align_nullability`, an incremental run whose contract's
+  `not_null` columns changed) is metadata only too: Lance's `alter_columns` makes it a `Project`
+  of the same fragments, worked out on a throwaway shallow clone (Lance offers it only as a method
+  that commits, and its schema carries field ids a pyarrow schema cannot) and committed here.
+
 Either way the change is one commit through the table write's one commit path, made before the
 run's data commit: a run that changes the schema costs two versions, every other run one. Spark's
 catalog entry is refreshed right after it, so the run's own queries (a merge joining the target, a
@@ -18,7 +23,9 @@ from again, so a failed run leaves the table's columns and rows as they were.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import os
+import tempfile
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 
 import lance
@@ -61,6 +68,60 @@ def retype(target: TableWrite, types: Mapping[str, pa.DataType], properties: dic
     """Change column types (keyed by column name, in any case) in one rewritten version; values are cast
     with Arrow's safe cast, so a value the new type cannot hold fails the change."""
     return _rewrite(target, [], [], properties, types)
+
+
+def align_nullability(
+    target: TableWrite, not_null: Collection[str], properties: dict[str, str]
+) -> TableWrite:
+    """Make the table's top-level fields non-nullable exactly where `not_null` (the model's contract
+    now) names them, in one version; return the table at it (`target` itself if nothing changes).
+
+    A field the contract no longer lists becomes nullable, so a NULL the YAML now allows is written
+    rather than refused by Lance. A listed field becomes non-nullable only if no stored row holds
+    NULL there (dbt-databricks' `SET NOT NULL` fails then): otherwise it stays nullable with a
+    warning, and the contract still checks every row a run writes. A later write of a table this
+    atomic-publish run already staged was aligned by the run's first write of it."""
+    if target.staged_tip is not None:
+        return target
+    dataset = target.current
+    required = column_names(not_null)
+    changes = {f.name: True for f in dataset.schema if not f.nullable and f.name not in required}
+    for name in (f.name for f in dataset.schema if f.nullable and f.name in required):
+        if _holds_null(dataset, name):
+            logger.warning(
+                f"{'.'.join(target.table_id)}: column {name} has a not_null constraint, but stored rows "
+                "hold NULL there, so its Lance field stays nullable (the constraint checks the rows "
+                "each run writes); --full-refresh rebuilds it as a non-nullable field"
+            )
+        else:
+            changes[name] = False
+    if not changes:
+        return target
+    target.commit(_nullability_change(dataset, changes), properties)
+    return open_write(target.runtime, target.table_id, must_exist=True)
+
+
+def _nullability_change(
+    dataset: lance.LanceDataset, nullable: dict[str, bool]
+) -> lance.LanceOperation.BaseOperation:
+    """Lance's own operation for setting the columns' nullability (`nullable`: name -> nullable) on
+    `dataset`'s version, uncommitted: `alter_columns` commits by itself, so it is run on a shallow
+    clone in a temporary directory (which copies no data file and writes nothing at the table) and
+    the operation it committed there is read back."""
+    alterations = [{"path": name, "nullable": value} for name, value in nullable.items()]
+    with tempfile.TemporaryDirectory(prefix="lancens-nullability-") as work:
+        clone = dataset.shallow_clone(os.path.join(work, "table"), dataset.version)
+        # pylance's annotations want every AlterColumn key and an iterable per argument; it takes
+        # one dict per argument, with the keys to change
+        clone.alter_columns(*alterations)  # type: ignore[arg-type]
+        transaction = clone.read_transaction(clone.version)
+    assert transaction is not None, "Lance's alter_columns recorded no transaction"
+    return transaction.operation
+
+
+def _holds_null(dataset: lance.LanceDataset, name: str) -> bool:
+    """Whether any row of `dataset` holds NULL in column `name` (read up to the first one)."""
+    return any(batch.column(0).null_count for batch in dataset.scanner(columns=[name]).to_batches())
 
 
 def _add_in_place(target: TableWrite, added: list[pa.Field], properties: dict[str, str]) -> TableWrite:

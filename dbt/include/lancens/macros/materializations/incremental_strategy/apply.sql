@@ -19,6 +19,10 @@
     {{ exceptions.raise_compiler_error(
          'merge_update_columns and merge_exclude_columns cannot both be set: choose one of them') }}
   {%- endif -%}
+  {%- set build = lancens_model_build(arg_dict['compiled_code'], arg_dict['language'],
+        '-- dbt-lancens: the ' ~ strategy ~ ' strategy applies these rows to ' ~ arg_dict['target_relation']
+        ~ ' as one Lance version') -%}
+  {#-- `not_null`: the contract's not_null columns now; the table's non-nullable fields follow them --#}
   {%- set spec = {
         'strategy': strategy,
         'unique_key': lancens_key_columns(arg_dict['unique_key']),
@@ -31,10 +35,8 @@
         'batch_start': batch.event_time_start.strftime('%Y-%m-%d %H:%M:%S') if batch and batch.event_time_start else none,
         'batch_end': batch.event_time_end.strftime('%Y-%m-%d %H:%M:%S') if batch and batch.event_time_end else none,
         'empty': flags.EMPTY is true,
+        'not_null': build['not_null'],
     } -%}
-  {%- set build = lancens_model_build(arg_dict['compiled_code'], arg_dict['language'],
-        '-- dbt-lancens: the ' ~ strategy ~ ' strategy applies these rows to ' ~ arg_dict['target_relation']
-        ~ ' as one Lance version') -%}
   {%- set response = adapter.apply_incremental(
         arg_dict['target_relation'], build['code'], arg_dict['language'], spec, lancens_provenance(),
         config.get('indexes')) -%}
