@@ -115,7 +115,8 @@ def _nullability_change(
         # one dict per argument, with the keys to change
         clone.alter_columns(*alterations)  # type: ignore[arg-type]
         transaction = clone.read_transaction(clone.version)
-    assert transaction is not None, "Lance's alter_columns recorded no transaction"
+    if transaction is None:
+        raise RuntimeError(f"Lance recorded no transaction for alter_columns on {dataset.uri}")
     return transaction.operation
 
 
