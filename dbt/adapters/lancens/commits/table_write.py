@@ -100,6 +100,20 @@ class TableWrite:
         self.runtime.refresh_table(self.table_id)
         return version
 
+    def refuse_if_moved_since(self, seen: int | None) -> None:
+        """Fail (14) when the table's version is no longer `seen`, the one the run's query read.
+
+        A run that reads its own table (`{{ this }}`) and then writes plans its rows on what it
+        read; the write's `read_version` is only taken afterwards, so a commit that landed while
+        the query ran (another run's append, a restore) would not conflict in Lance: rows were
+        lost or written twice. None: not checked (a new table, an atomic-publish run)."""
+        if seen is None or self.read_version == seen:
+            return
+        raise errors.ConcurrentModificationError(
+            f"table {'.'.join(self.table_id)} changed from version {seen} to {self.read_version} while "
+            "the model's query read it (another writer committed); nothing was committed: run again"
+        )
+
     def abandon(self, written: Sequence[FragmentMetadata] = ()) -> None:
         """Undo what the write left before its commit landed: the `written` files, and a
         declaration of its own that is still declared only."""
@@ -115,6 +129,14 @@ class TableWrite:
                 namespace.drop_table(self.table_id)
         except errors.NamespaceError:
             pass  # already gone
+
+
+def version_read(runtime: LancensRuntime, table_id: Sequence[str]) -> int | None:
+    """The table's version a query planned now reads, for `TableWrite.refuse_if_moved_since`;
+    None in an atomic-publish run (the run reads its staged versions; the publish checks them)."""
+    if runtime.publisher is not None:
+        return None
+    return runtime.namespace.describe_table(list(table_id)).version
 
 
 def open_write(runtime: LancensRuntime, table_id: Sequence[str], *, must_exist: bool = False) -> TableWrite:

@@ -22,7 +22,7 @@ from dbt_common.exceptions import CompilationError
 from pyspark.sql import DataFrame
 
 from dbt.adapters.lancens.commits.fragment_bounds import TimeWindow, parse_window_bound
-from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
+from dbt.adapters.lancens.commits.table_write import TableWrite, open_write, version_read
 from dbt.adapters.lancens.core.names import quote
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge, python_models, schema_evolution, store_assignment
@@ -74,9 +74,12 @@ def apply(
     """Apply the model's result `frame` to the table by `spec`; return (new version, rows in result)."""
     if spec.strategy not in STRATEGIES:
         raise ValueError(f"incremental_strategy must be one of {STRATEGIES}, got {spec.strategy!r}")
+    # the batches of one microbatch run write their own windows side by side, and read no `this`
+    seen = None if spec.strategy == "microbatch" else version_read(runtime, table_id)
     rows = _as_vectors(frame.toArrow(), fixed_sizes_from_metadata(frame.schema))
     with runtime.writing(table_id):  # concurrent microbatch batches commit one after another
         target = open_write(runtime, table_id, must_exist=True)
+        target.refuse_if_moved_since(seen)
         _require_key_columns(spec, rows.schema, target.current.schema)
         _refuse_schema_drift(spec, rows.schema, target.current.schema)
         retype = (

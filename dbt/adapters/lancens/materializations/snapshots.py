@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
+from dbt.adapters.lancens.commits.table_write import TableWrite, open_write, version_read
 from dbt.adapters.lancens.core.names import quote
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import index_run, merge, schema_evolution
@@ -44,9 +44,11 @@ def merge_staging(
     snapshot's `indexes` config, checked against the columns before anything is committed.
     `empty` (`dbt build --empty`): the sources read no rows, so dbt's staging query would close
     every current record under `hard_deletes`; the snapshot only gains the query's new columns."""
-    staging = runtime.sql(staging_sql, pushdown=True).toArrow()
+    seen = version_read(runtime, table_id)
+    staging = runtime.sql(staging_sql, pushdown=True).toArrow()  # reads the snapshot itself
     index_run.check_staged_columns(runtime, table_id, staging.schema, raw_indexes)
     target = open_write(runtime, table_id, must_exist=True)
+    target.refuse_if_moved_since(seen)
     known = column_names(target.current.schema.names)
     added = [
         field

@@ -1,0 +1,69 @@
+"""An incremental run that reads its own table must not plan on a version another writer replaced.
+
+The model appends the ids above `max(id)` of `{{ this }}`. While its query runs (a Spark task
+creates a marker directory and sleeps), another process (this test, through the engine) restores
+the table to an older version. Lance would let the run's Append land on the restored version, since
+an Append does not conflict with what came before it: the rows between the two versions were lost,
+and the run reported success. The run is refused instead (14, "changed ... while the model's query
+read it"), nothing of it is committed, and the next run appends from the restored version.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+from pathlib import Path
+
+import lance
+
+from tests.reliability.helpers import make_project, wait_for
+
+HANG_MACRO = """
+{#-- true for every row; with var hang=yes the row matching `condition` creates a directory
+     `<markers>/<name>-<uuid>` in its Spark task, then sleeps 20 s there. --#}
+{% macro pause_on(condition, name) -%}
+  {%- if var('hang', 'no') == 'yes' -%}
+  (case when {{ condition }} then length(concat(
+      java_method('org.apache.spark.util.Utils', 'createDirectory', '{{ var("markers") }}', '{{ name }}'),
+      java_method('java.lang.Thread', 'sleep', cast(20000 as bigint)))) else 0 end) >= 0
+  {%- else -%}
+  true
+  {%- endif -%}
+{%- endmacro %}
+"""
+APPEND_ABOVE_MAX = """
+{{ config(materialized='incremental', incremental_strategy='append') }}
+select id from range({{ var('hi') }})
+where {{ pause_on('id = 0', 'append') }}
+{% if is_incremental() %} and id > (select max(id) from {{ this }}) {% endif %}
+"""
+TABLE = ["analytics", "grows"]
+
+
+def _ids(project) -> list[int]:
+    info = project.namespace().describe_table(TABLE)
+    return sorted(lance.dataset(info.location).to_table().column("id").to_pylist())
+
+
+def test_a_restore_while_the_query_reads_this_refuses_the_run(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "proj", str(tmp_path / "root"), sample=False)
+    project.write("macros/pause_on.sql", HANG_MACRO)
+    project.write("models/grows.sql", APPEND_ABOVE_MAX)
+    for hi in (10, 15):  # version 1: ids 0..9; version 2: 0..14
+        run = project.run("run", "--vars", json.dumps({"hi": hi}))
+        assert run.returncode == 0, run.output[-3000:]
+    assert _ids(project) == list(range(15))
+
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    racing = project.start("run", "--vars", json.dumps({"hi": 20, "hang": "yes", "markers": str(markers)}))
+    wait_for(lambda: glob.glob(f"{markers}/append-*"), "the model's query running", process=racing)
+    project.namespace().restore_table(TABLE, 1)  # another writer, while the query reads version 2
+    assert racing.wait(timeout=300) != 0
+    output = (project.path / "dbt.out").read_text()
+    assert "changed from version 2 to 3 while the model's query read it" in output, output[-3000:]
+    assert _ids(project) == list(range(10))  # the restore stands; ids 15..19 were not appended to it
+
+    again = project.run("run", "--vars", json.dumps({"hi": 20}))
+    assert again.returncode == 0, again.output[-3000:]
+    assert _ids(project) == list(range(20))
