@@ -68,7 +68,24 @@ def _assert_all_refused(results, reason: str) -> None:
             assert f"({reason}) {REFUSED}" in result.message, (result.node.name, result.message)
 
 
-class TestRefusedByVar:
+class _EveryNodeKind:
+    """One node of each kind that writes: a table, an incremental, a microbatch, a seed, a snapshot
+    and a view."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return MODELS
+
+    @pytest.fixture(scope="class")
+    def snapshots(self) -> dict[str, str]:
+        return SNAPSHOTS
+
+    @pytest.fixture(scope="class")
+    def seeds(self) -> dict[str, str]:
+        return SEEDS
+
+
+class TestRefusedByVar(_EveryNodeKind):
     """The project var asks for it: the run hooks are missing, so every write is refused."""
 
     @pytest.fixture(scope="class")
@@ -86,18 +103,6 @@ class TestRefusedByVar:
         outputs["default"]["schema"] = unique_schema
         outputs["dev"]["schema"] = other_schema
         return {"test": {"outputs": outputs, "target": "default"}}
-
-    @pytest.fixture(scope="class")
-    def models(self) -> dict[str, str]:
-        return MODELS
-
-    @pytest.fixture(scope="class")
-    def snapshots(self) -> dict[str, str]:
-        return SNAPSHOTS
-
-    @pytest.fixture(scope="class")
-    def seeds(self) -> dict[str, str]:
-        return SEEDS
 
     def test_every_write_is_refused(self, project, dbt_profile_target, other_schema) -> None:
         ns = DirectoryNamespace(dbt_profile_target["root"])
@@ -125,25 +130,13 @@ class TestRefusedByVar:
         assert _state(ns, schema) == before
 
 
-class TestRefusedByProfile:
+class TestRefusedByProfile(_EveryNodeKind):
     """The profile asks for it: a first build without the hooks creates nothing."""
 
     @pytest.fixture(scope="class")
     def dbt_profile_target(self, tmp_path_factory: pytest.TempPathFactory) -> dict:
         root = str(tmp_path_factory.mktemp("refused_profile_root"))
         return {"type": "lancens", "root": root, "master": "local[2]", "threads": 1, "atomic_publish": True}
-
-    @pytest.fixture(scope="class")
-    def models(self) -> dict[str, str]:
-        return MODELS
-
-    @pytest.fixture(scope="class")
-    def snapshots(self) -> dict[str, str]:
-        return SNAPSHOTS
-
-    @pytest.fixture(scope="class")
-    def seeds(self) -> dict[str, str]:
-        return SEEDS
 
     def test_every_write_is_refused(self, project, dbt_profile_target) -> None:
         ns = DirectoryNamespace(dbt_profile_target["root"])
