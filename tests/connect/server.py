@@ -46,15 +46,18 @@ def _listening(port: int) -> bool:
 
 
 @contextmanager
-def start_connect_server(workdir: Path, python: str) -> Iterator[ConnectServer]:
-    """Run a Spark Connect server whose Python workers use `python`, until the block ends.
+def start_connect_server(
+    workdir: Path, python: str, port: int | None = None, token: str | None = None
+) -> Iterator[ConnectServer]:
+    """Run a Spark Connect server whose Python workers use `python`, until the block ends (on
+    `port` with `token` when given: a server restarted where clients know it).
 
     `spark-submit` execs the JVM, which runs in its own process group: stopping the group ends the
     JVM whether the tests passed, failed or were interrupted; its Python worker daemons exit when
     the JVM's end of their pipe closes."""
     spark_home = _find_spark_home()
-    port = _free_port()
-    token = secrets.token_hex(16)
+    port = port or _free_port()
+    token = token or secrets.token_hex(16)
     log = workdir / "connect-server.log"
     env = {
         **os.environ,

@@ -9,6 +9,8 @@ server's token appears in no output, log or artifact.
 from __future__ import annotations
 
 import json
+import secrets
+import sys
 from pathlib import Path
 
 import lance
@@ -16,8 +18,8 @@ import pytest
 import yaml
 
 from tests.conftest import free_port
-from tests.connect.server import ConnectServer
-from tests.reliability.helpers import SAMPLE_TABLES, Project, make_project
+from tests.connect.server import ConnectServer, start_connect_server
+from tests.reliability.helpers import SAMPLE_TABLES, Project, make_project, wait_for
 
 
 def connect_project(
@@ -234,3 +236,35 @@ def test_an_unreachable_server_fails_the_run_naming_it(tmp_path: Path) -> None:
     assert "secret-token-value" not in run.output
     debug = project.run("debug", timeout=240)
     assert debug.returncode != 0 and "master: local" not in debug.output
+
+
+PAUSE = """
+{% macro pause_here() -%}
+  {#-- creates `<markers>/pause-<uuid>` in the server's Spark task, then sleeps there 60 s --#}
+  length(concat(
+    java_method('org.apache.spark.util.Utils', 'createDirectory', '{{ var("markers") }}', 'pause'),
+    java_method('java.lang.Thread', 'sleep', cast(60000 as bigint)))) > 0
+{%- endmacro %}
+"""
+
+
+def test_a_restarted_server_fails_the_run_naming_it(tmp_path: Path) -> None:
+    """The server restarts under a running `dbt run`: the session on it is gone, and every model
+    that meets that says so, naming the server (no token), instead of PySpark's NO_ACTIVE_SESSION."""
+    port, token = free_port(), secrets.token_hex(16)
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    with start_connect_server(tmp_path / "first", sys.executable, port=port, token=token) as server:
+        project = connect_project(tmp_path / "p", server, sample=False)
+        project.write("macros/pause_here.sql", PAUSE)
+        project.write("models/a_paused.sql", "select 1 as id where {{ pause_here() }}")
+        project.write("models/b_after.sql", "select 2 as id")
+        run = project.start("run", "--threads", "1", "--vars", json.dumps({"markers": str(markers)}))
+        wait_for(lambda: any(markers.iterdir()), "the first model's query on the server", process=run)
+    with start_connect_server(tmp_path / "second", sys.executable, port=port, token=token):
+        assert run.wait(timeout=600) != 0
+    output = (project.path / "dbt.out").read_text()
+    assert f"lost its session on the Spark Connect server sc://localhost:{port}" in output, output[-4000:]
+    assert "NO_ACTIVE_SESSION" not in output and token not in output

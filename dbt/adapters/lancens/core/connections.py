@@ -17,8 +17,9 @@ from dbt_common.events.functions import fire_event
 from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 from dbt_common.utils import cast_to_str
 
-from dbt.adapters.lancens.core.credentials import LancensCredentials
+from dbt.adapters.lancens.core.credentials import LancensCredentials, redact_connect_url
 from dbt.adapters.lancens.core.errors import (
+    lost_session_message,
     missing_relation_message,
     spark_error_message,
     storage_refusal_message,
@@ -146,13 +147,22 @@ class LancensConnectionManager(SparkConnectionManager):
             logger.debug(f"Error while running:\n{sql}")
             text = spark_error_message(exc)
             root = self._root()
-            message = missing_relation_message(exc, root) or storage_refusal_message(exc, text, root)
+            message = (
+                missing_relation_message(exc, root)
+                or storage_refusal_message(exc, text, root)
+                or lost_session_message(text, self._server())
+            )
             raise DbtDatabaseError(self._redact(message or text)) from exc
 
     def _root(self) -> str:
         """The namespace root as the profile names it (what the user configured and can change)."""
         credentials = getattr(getattr(self, "profile", None), "credentials", None)
         return str(getattr(credentials, "root", ""))
+
+    def _server(self) -> str:
+        """The Spark Connect server's URL without its token; empty for a local Spark."""
+        remote = getattr(getattr(getattr(self, "profile", None), "credentials", None), "remote", None)
+        return redact_connect_url(remote) if remote else ""
 
     def _redact(self, text: str) -> str:
         """Error text without the profile's secrets (object-store errors may echo request options)."""

@@ -113,6 +113,27 @@ def storage_refusal_message(exc: BaseException, text: str, root: str) -> str | N
     return None
 
 
+# What PySpark says once a Spark Connect server restarted or stopped under a running session.
+_LOST_SESSION = (
+    "NO_ACTIVE_SESSION",
+    "Cannot call methods on a stopped SparkContext",
+    "INVALID_HANDLE.SESSION_CLOSED",
+    "INVALID_HANDLE.SESSION_NOT_FOUND",
+)
+
+
+def lost_session_message(text: str, server: str) -> str | None:
+    """One line naming the Connect server (`server`, its URL without the token) when the session on
+    it is gone; None for any other error or a local Spark (`server` empty)."""
+    if not server or not any(marker in text for marker in _LOST_SESSION):
+        return None
+    return (
+        f"dbt-lancens lost its session on the Spark Connect server {server} (the server restarted or "
+        "stopped): every table committed before stands, nothing of this node was committed; run again "
+        "(`dbt retry` runs what failed)"
+    )
+
+
 def missing_relation_message(exc: BaseException, root: str) -> str | None:
     """A missing table or view named as dbt and the namespace name it (`analytics.raw.events`),
     not by the Spark database that mirrors the namespace (`analytics__raw`)."""
