@@ -67,3 +67,49 @@ def test_a_restore_while_the_query_reads_this_refuses_the_run(tmp_path: Path) ->
     again = project.run("run", "--vars", json.dumps({"hi": 20}))
     assert again.returncode == 0, again.output[-3000:]
     assert _ids(project) == list(range(20))
+
+
+PYTHON_APPEND_ABOVE_MAX = """
+def model(dbt, session):
+    dbt.config(materialized="incremental")
+    df = session.range(int(dbt.config.get("hi")))
+    if dbt.is_incremental:
+        # dbt's documented pattern: the model reads its own table, eagerly
+        top = session.sql(f"select max(id) from {dbt.this}").collect()[0][0]
+        if dbt.config.get("race") == "yes":
+            # another writer restores the table right after that read
+            from dbt.adapters.lancens.namespace import DirectoryNamespace
+
+            DirectoryNamespace(dbt.config.get("root")).restore_table(["analytics", "py_grows"], 1)
+        df = df.filter(df.id > top)
+    return df
+"""
+PYTHON_CONFIG = """
+version: 2
+models:
+  - name: py_grows
+    config:
+      hi: "{{ var('hi') }}"
+      race: "{{ var('race', 'no') }}"
+      root: "{{ var('root') }}"
+"""
+
+
+def test_a_python_model_that_read_this_before_a_restore_is_refused(tmp_path: Path) -> None:
+    root = str(tmp_path / "root")
+    project = make_project(tmp_path / "proj", root, sample=False)
+    project.write("models/py_grows.py", PYTHON_APPEND_ABOVE_MAX)
+    project.write("models/py_grows.yml", PYTHON_CONFIG)
+    table = ["analytics", "py_grows"]
+
+    def ids() -> list[int]:
+        info = project.namespace().describe_table(table)
+        return sorted(lance.dataset(info.location).to_table().column("id").to_pylist())
+
+    for hi in (10, 15):  # version 1: ids 0..9; version 2: 0..14
+        run = project.run("run", "--vars", json.dumps({"hi": hi, "root": root}))
+        assert run.returncode == 0, run.output[-3000:]
+    raced = project.run("run", "--vars", json.dumps({"hi": 20, "root": root, "race": "yes"}))
+    assert raced.returncode != 0
+    assert "changed from version 2 to 3 while the model's query read it" in raced.output, raced.output[-3000:]
+    assert ids() == list(range(10))

@@ -587,8 +587,9 @@ class LancensAdapter(SparkAdapter):
         runtime = self.runtime
         with self.connections.exception_handler(compiled_code):
             code = self.connections.model_sql(compiled_code, language)
-            frame = incremental.model_frame(runtime, code, language, relation.table_id)
             spec_ = incremental.Spec(**spec)
+            seen = incremental.version_before_query(runtime, relation.table_id, spec_)
+            frame = incremental.model_frame(runtime, code, language, relation.table_id)
             frame = index_run.checked_frame(
                 runtime,
                 relation.table_id,
@@ -600,7 +601,7 @@ class LancensAdapter(SparkAdapter):
                 sample=incremental.sample_frame(runtime, code, language),
             )
             version, rows = incremental.apply(
-                runtime, relation.table_id, frame, spec_, _provenance(provenance)
+                runtime, relation.table_id, frame, spec_, _provenance(provenance), seen
             )
         return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
 

@@ -64,18 +64,30 @@ class Spec:
     (`schema_evolution.align_nullability`), as a full build would write them."""
 
 
+def version_before_query(runtime: LancensRuntime, table_id: list[str], spec: Spec) -> int | None:
+    """The table's version the model's query is about to read (`{{ this }}`): noted before the query
+    runs, a Python model's included (it reads eagerly), so `apply` refuses to build on another.
+    None for a microbatch batch: the batches of one run write their windows side by side and read
+    no `this`."""
+    return None if spec.strategy == "microbatch" else version_read(runtime, table_id)
+
+
 def apply(
     runtime: LancensRuntime,
     table_id: list[str],
     frame: DataFrame,
     spec: Spec,
     properties: dict[str, str],
+    seen: int | None = None,
 ) -> tuple[int, int]:
-    """Apply the model's result `frame` to the table by `spec`; return (new version, rows in result)."""
+    """Apply the model's result `frame` to the table by `spec`; return (new version, rows in result).
+
+    `seen`: `version_before_query`, taken before `frame` was made; without it (callers that make
+    no query of the table) it is taken now, before `frame` runs."""
     if spec.strategy not in STRATEGIES:
         raise ValueError(f"incremental_strategy must be one of {STRATEGIES}, got {spec.strategy!r}")
-    # the batches of one microbatch run write their own windows side by side, and read no `this`
-    seen = None if spec.strategy == "microbatch" else version_read(runtime, table_id)
+    if seen is None:
+        seen = version_before_query(runtime, table_id, spec)
     rows = _as_vectors(frame.toArrow(), fixed_sizes_from_metadata(frame.schema))
     with runtime.writing(table_id):  # concurrent microbatch batches commit one after another
         target = open_write(runtime, table_id, must_exist=True)
