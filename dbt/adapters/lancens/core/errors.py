@@ -129,8 +129,9 @@ def lost_session_message(text: str, server: str) -> str | None:
         return None
     return (
         f"dbt-lancens lost its session on the Spark Connect server {server} (the server restarted or "
-        "stopped): every table committed before stands, nothing of this node was committed; run again "
-        "(`dbt retry` runs what failed)"
+        "stopped): every table committed before stands; this node may have committed its data before "
+        "the loss (its indexes, docs or catalog refresh came after), so check its latest version "
+        "(lancens.list_table_versions) before running an appending model again"
     )
 
 
