@@ -10,8 +10,9 @@
 
 * Changing which columns are non-nullable (`align_nullability`, an incremental run whose contract's
   `not_null` columns changed) is metadata only too: Lance's `alter_columns` makes it a `Project`
-  of the same fragments, worked out on a throwaway shallow clone (Lance offers it only as a method
-  that commits, and its schema carries field ids a pyarrow schema cannot) and committed here.
+  of the same fragments, worked out on a throwaway shallow clone in the root's scratch area (Lance
+  offers it only as a method that commits, and its schema carries field ids a pyarrow schema
+  cannot) and committed here.
 
 Either way the change is one commit through the table write's one commit path, made before the
 run's data commit: a run that changes the schema costs two versions, every other run one. Spark's
@@ -23,8 +24,7 @@ from again, so a failed run leaves the table's columns and rows as they were.
 
 from __future__ import annotations
 
-import os
-import tempfile
+import uuid
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 
@@ -32,7 +32,9 @@ import lance
 import pyarrow as pa
 from dbt.adapters.events.logging import AdapterLogger
 
+from dbt.adapters.lancens.commits.staging import SCRATCH_DIR
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
+from dbt.adapters.lancens.namespace import DirectoryNamespace
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 from dbt.adapters.lancens.spark.types import nullable_within, refuse_unreadable_names
 
@@ -97,24 +99,33 @@ def align_nullability(
             changes[name] = False
     if not changes:
         return target
-    target.commit(_nullability_change(dataset, changes), properties)
+    target.commit(_nullability_change(target.runtime.namespace, dataset, changes), properties)
     return open_write(target.runtime, target.table_id, must_exist=True)
 
 
 def _nullability_change(
-    dataset: lance.LanceDataset, nullable: dict[str, bool]
+    namespace: DirectoryNamespace, dataset: lance.LanceDataset, nullable: dict[str, bool]
 ) -> lance.LanceOperation.BaseOperation:
     """Lance's own operation for setting the columns' nullability (`nullable`: name -> nullable) on
     `dataset`'s version, uncommitted: `alter_columns` commits by itself, so it is run on a shallow
-    clone in a temporary directory (which copies no data file and writes nothing at the table) and
-    the operation it committed there is read back."""
+    clone (which copies no data file and writes nothing at the table) and the operation it committed
+    there is read back. The clone lives in the root's scratch area (`.lancens-staging/`, the same
+    store as the table: a clone cannot cross stores) and is removed at once; a killed run's clone
+    goes with `cleanup_namespace`, as a killed atomic run's scratch does."""
     alterations = [{"path": name, "nullable": value} for name, value in nullable.items()]
-    with tempfile.TemporaryDirectory(prefix="lancens-nullability-") as work:
-        clone = dataset.shallow_clone(os.path.join(work, "table"), dataset.version)
+    storage = namespace.storage
+    work = f"{namespace.root.rstrip('/')}/{SCRATCH_DIR}/nullability-{uuid.uuid4().hex}"
+    try:
+        options = namespace.storage_options or None
+        clone = dataset.shallow_clone(work, dataset.version, storage_options=options)
         # pylance's annotations want every AlterColumn key and an iterable per argument; it takes
         # one dict per argument, with the keys to change
         clone.alter_columns(*alterations)  # type: ignore[arg-type]
         transaction = clone.read_transaction(clone.version)
+    finally:
+        if storage.exists(work):
+            storage.rm(work, recursive=True)
+        storage.remove_if_empty(storage.join(SCRATCH_DIR))
     if transaction is None:
         raise RuntimeError(f"Lance recorded no transaction for alter_columns on {dataset.uri}")
     return transaction.operation
