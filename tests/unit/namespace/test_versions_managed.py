@@ -12,7 +12,7 @@ import lance
 import pyarrow as pa
 import pytest
 
-from dbt.adapters.lancens.namespace import DirectoryNamespace, ViewInfo, errors, maintenance
+from dbt.adapters.lancens.namespace import DirectoryNamespace, ViewInfo, errors, maintenance, versions
 from dbt.adapters.lancens.namespace.layout import manifest_name
 from dbt.adapters.lancens.namespace.versions import VersionEntry, VersionManager
 
@@ -232,6 +232,36 @@ def test_views_are_published_in_the_same_commit(ns: DirectoryNamespace) -> None:
     assert ns.describe_view(["ns", "old"]).sql == "select 3"
     assert ns.publish([], [ViewInfo(["ns", "old"], "select 4")]) == {}  # views alone: replaced
     assert ns.describe_view(["ns", "old"]).sql == "select 4"
+
+
+@pytest.mark.parametrize("racer_makes_a_table", [True, False])
+def test_a_view_dropped_while_its_publish_is_planned_refuses_the_publish(
+    ns: DirectoryNamespace, monkeypatch: pytest.MonkeyPatch, racer_makes_a_table: bool
+) -> None:
+    """Another writer drops the view the publish replaces (and maybe makes a table of that name)
+    between the publish's reading of it and its `__manifest` commit: the publish fails (14) and
+    neither brings the view back nor overwrites the table; its new view's directory goes."""
+    ns.create_view(["ns", "v"], "select 1")
+    other = DirectoryNamespace(ns.root)
+
+    def racer(step: str) -> None:
+        if step == "staged":
+            other.drop_view(["ns", "v"])
+            if racer_makes_a_table:
+                other.create_table(["ns", "v"], _rows(0))
+
+    monkeypatch.setattr(versions, "pause_point", racer)
+    entries = set(os.listdir(ns.root))
+    with pytest.raises(errors.ConcurrentModificationError, match="dropped or replaced by another writer"):
+        ns.publish([], [ViewInfo(["ns", "v"], "select 2"), ViewInfo(["ns", "w"], "select 3")])
+    fresh = DirectoryNamespace(ns.root)
+    assert not fresh.table_exists(["ns", "w"]) and "w" not in fresh.list_views(["ns"]).items
+    assert fresh.table_exists(["ns", "v"]) is racer_makes_a_table
+    assert "v" not in fresh.list_views(["ns"]).items
+    if racer_makes_a_table:
+        assert lance.dataset(fresh.describe_table(["ns", "v"]).location).count_rows() == _rows(0).num_rows
+    # the only new directory is the racer's table: the publish's reservation for `w` is gone
+    assert len(set(os.listdir(ns.root)) - entries) == int(racer_makes_a_table)
 
 
 def test_staging_needs_version_management(tmp_path: Path) -> None:

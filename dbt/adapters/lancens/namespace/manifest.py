@@ -38,7 +38,7 @@ import lance
 import pyarrow as pa
 from lance.lance import _Session as LanceSession
 
-from dbt.adapters.lancens.namespace import datasets, errors, ids, layout, maintenance
+from dbt.adapters.lancens.namespace import datasets, errors, ids, kinds, layout, maintenance
 from dbt.adapters.lancens.namespace.snapshot import ManifestSnapshot, Row
 from dbt.adapters.lancens.namespace.storage import Storage
 
@@ -465,7 +465,9 @@ class ManifestTable:
     def insert(self, rows: list[Row], update: Sequence[Row] = ()) -> None:
         """Insert rows in one commit; DuplicateObjectIdError if an id exists (``concurrent`` when a
         racing writer inserted it while this call ran), 1 if a child namespace they go into is
-        gone (``parent_guard``). ``update``: whole rows of present ids changed in the same commit."""
+        gone (``parent_guard``). ``update``: rows of present ids changed in the same commit, each
+        checked against the version the commit is planned on (14 if its id is gone or is now
+        another kind of object), its location kept from there."""
         object_ids = [row["object_id"] for row in rows]
         repeated = sorted({i for i in object_ids if object_ids.count(i) > 1})
         if repeated:
@@ -475,9 +477,10 @@ class ManifestTable:
             taken = [i for i in object_ids if view.get(i) is not None]
             if taken:
                 raise errors.DuplicateObjectIdError(taken, concurrent)
+            updated = [_still_present(view, row) for row in update]
             if not rows:
-                return ManifestChange(replace=update)
-            return ManifestChange(insert=rows, guard=parent_guard(view, rows), update=update)
+                return ManifestChange(replace=updated)
+            return ManifestChange(insert=rows, guard=parent_guard(view, rows), update=updated)
 
         self.commit(plan)
 
@@ -497,3 +500,14 @@ class ManifestTable:
                 if not is_conflict(exc) or time.monotonic() > deadline:
                     raise
                 time.sleep(random.uniform(0, 0.1))
+
+
+def _still_present(view: ManifestView, row: Row) -> Row:
+    """`row` as a change of the entry `view` holds for its id: the entry must still be there and of
+    the same kind (a concurrent drop, or a drop and a create of another kind, refuses the commit)."""
+    current = view.get(row["object_id"])
+    if current is None or kinds.object_kind(current) != kinds.object_kind(row):
+        raise errors.ConcurrentModificationError(
+            f"{row['object_id']} was dropped or replaced by another writer while this commit was planned"
+        )
+    return {**current, **row, "location": current["location"]}
