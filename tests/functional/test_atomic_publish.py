@@ -16,7 +16,7 @@ from pathlib import Path
 
 import lance
 import pytest
-from dbt.tests.util import run_dbt
+from dbt.tests.util import run_dbt, run_dbt_and_capture
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
@@ -220,3 +220,26 @@ class TestAtomicPublishViews(AtomicPublishProject):
         assert "3 as built" in ns.describe_view([*schema, "v_old"]).sql
         shown = run_dbt(["show", "--inline", f"select * from {project.test_schema}.v_new"])
         assert shown.results[0].agate_table.rows[0]["gen"] == 3
+
+
+SWITCHING = "{{ config(materialized=var('kind', 'table')) }} select id from range(3)"
+
+
+class TestAtomicPublishKindSwitch(AtomicPublishProject):
+    """A model changing kind would drop its old table or view at once, which a failed atomic run
+    cannot undo: the switch is refused in such a run, and the old object stays as it was."""
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"switching.sql": SWITCHING}
+
+    def test_table_to_view_and_back_are_refused(self, project, dbt_profile_target) -> None:
+        ns = DirectoryNamespace(dbt_profile_target["root"])
+        table = [project.test_schema, "switching"]
+        run_dbt(["run"])
+        location = ns.describe_table(table).location
+
+        _, output = run_dbt_and_capture(["run", "--vars", "{kind: view}"], expect_pass=False)
+        assert f"turning table {project.test_schema}.switching into a view is refused" in output
+        assert lance.dataset(location).count_rows() == 3  # the table's data stays
+        assert ns.table_exists(table) and "switching" not in ns.list_views([project.test_schema]).items

@@ -66,3 +66,16 @@ def _var(config: Any) -> Any:
 def _command(config: Any) -> str | None:
     """The dbt command of this invocation (`run`, `build`, `run-operation`, ...)."""
     return getattr(getattr(config, "args", None), "WHICH", None)
+
+
+def refuse_in_run(runtime: LancensRuntime, action: str) -> None:
+    """Refuse a change an atomic-publish run in progress could not hold back: a model changing
+    kind drops its old table or view at once, so a failed run would publish that drop (a table's
+    data deleted) and nothing else."""
+    if runtime.publisher is None:
+        return
+    raise DbtRuntimeError(
+        f"{action} is refused in an atomic-publish run: the old object would be dropped at once, not "
+        "with the run's publish, so a failed run would not leave everything as it was. Make this "
+        "change in a run without atomic publish (or drop the old object first)."
+    )

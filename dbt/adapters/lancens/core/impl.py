@@ -427,6 +427,12 @@ class LancensAdapter(SparkAdapter):
         return location
 
     @available
+    def refuse_in_atomic_run(self, action: str) -> None:
+        """Refuse `action`, a change dropped at once rather than held for the publish, in an
+        atomic-publish run (macros/materializations/kind_switch.sql)."""
+        atomic_request.refuse_in_run(self.runtime, action)
+
+    @available
     def macro_flag(self, value: object, name: str) -> bool:
         """A macro's yes/no argument read as the adapter reads it (`"false"` is no, `"maybe"` fails)."""
         return flag(value, name)

@@ -16,7 +16,7 @@
 
   {% if existing_relation is none or existing_relation.is_view or should_full_refresh() %}
     {% if existing_relation is not none and existing_relation.is_view %}
-      {% do adapter.drop_relation(existing_relation) %}
+      {% do lancens_drop_for_kind_switch(existing_relation, 'table') %}
     {% endif %}
     {%- set build = lancens_model_build(compiled_code, language,
           'create or replace table ' ~ target_relation ~ ' using lance as') -%}

@@ -11,7 +11,7 @@
   {{ run_hooks(pre_hooks) }}
 
   {% if existing_relation is not none and existing_relation.is_view %}
-    {% do adapter.drop_relation(existing_relation) %}
+    {% do lancens_drop_for_kind_switch(existing_relation, 'seed') %}
   {% elif existing_relation is not none and should_full_refresh() %}
     {% do adapter.drop_dependent_views(existing_relation) %}
   {% endif %}

@@ -8,7 +8,7 @@
   {{ run_hooks(pre_hooks) }}
 
   {% if existing_relation is not none and existing_relation.is_view %}
-    {% do adapter.drop_relation(existing_relation) %}
+    {% do lancens_drop_for_kind_switch(existing_relation, 'table') %}
   {% endif %}
 
   {%- set build = lancens_model_build(compiled_code, language,

@@ -7,7 +7,7 @@
   {{ run_hooks(pre_hooks) }}
 
   {% if existing_relation is not none and not existing_relation.is_view %}
-    {% do adapter.drop_relation(existing_relation, config.get('on_drop', 'purge')) %}
+    {% do lancens_drop_for_kind_switch(existing_relation, 'view', config.get('on_drop', 'purge')) %}
   {% endif %}
 
   {%- do lancens_run_sql_header() -%}
