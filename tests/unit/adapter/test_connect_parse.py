@@ -47,6 +47,7 @@ SAME_AS_SPARK = [
     "alter table analytics.t rename column a to b",
     "alter table analytics.t replace columns (a int)",
     "alter table analytics.t set location '/x'",
+    "alter table analytics.t partition (p = 1) set location '/x'",
     "comment on table analytics.t is 'c'",
     "alter view analytics.v as select 2",
     "alter view analytics.v set tblproperties ('k' = 'v')",

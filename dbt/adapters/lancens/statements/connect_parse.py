@@ -195,6 +195,8 @@ def _alter(reader: _Reader, parse_ddl: ParseDdl) -> plans.Statement | None:
         return None
     if reader.accept("RENAME", "TO"):
         return _rename(reader, name)
+    if reader.accept("PARTITION") and reader.parenthesised() is not None and reader.accept("SET", "LOCATION"):
+        return plans.Unapplied(name, "ALTER TABLE ... SET LOCATION")
     for words in _UNAPPLIED_ALTERS:
         if reader.accept(*words):
             return plans.Unapplied(name, f"ALTER TABLE ... {' '.join(words)}")

@@ -16,9 +16,12 @@ a Spark-managed table outside the root. These statements are therefore read with
 * `ALTER TABLE|VIEW s.t RENAME TO [s2.]t2`: the engine's rename (no data copied), a clone's holds
   follow it
 
-DDL with no Lance counterpart here on a namespace object (`SET TBLPROPERTIES`, `RENAME COLUMN`,
-`COMMENT ON TABLE`, `ALTER VIEW ... AS`, ...) is refused: Spark would change only its mirror, and
-the statement would seem to succeed. Any other DDL goes to Spark unchanged.
+These statements on a namespace object, which have no Lance counterpart here, are refused (Spark
+would change only its mirror, and the statement would seem to succeed): `ALTER TABLE ... SET|UNSET
+TBLPROPERTIES`, `RENAME COLUMN`, `REPLACE COLUMNS`, `[PARTITION (...)] SET LOCATION`, `COMMENT ON
+TABLE`, `ALTER VIEW ... AS|SET|UNSET TBLPROPERTIES`. Any other DDL goes to Spark unchanged (among
+them `COMMENT ON SCHEMA`, `ALTER DATABASE ... SET DBPROPERTIES`, partition and constraint clauses,
+which change only Spark's catalog).
 """
 
 from __future__ import annotations
