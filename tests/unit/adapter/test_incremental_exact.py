@@ -144,6 +144,7 @@ def test_columns_kept_on_a_table_of_not_null_columns(runtime: LancensRuntime, sp
         "SELECT 1L AS id, 'A' AS v, 'lost' AS note UNION ALL SELECT 3L, 'c', 'n3'",
         strategy="merge",
         unique_key=["id"],
+        not_null=["id", "note"],  # the contract, as the incremental macro passes it
         **spec,
     )
     assert _rows(runtime) == [
