@@ -68,11 +68,7 @@ def _drop_namespace(runtime: LancensRuntime, statement: plans.DropNamespace) -> 
 
 def _drop_relation(runtime: LancensRuntime, statement: plans.DropRelation) -> None:
     table_id = _table_id(statement.name)
-    if (
-        not statement.if_exists
-        and not runtime.namespace.table_exists(table_id)
-        and not is_view(runtime, table_id)
-    ):
+    if not statement.if_exists and not _exists(runtime, table_id):
         raise DbtRuntimeError(f"DROP: {'.'.join(table_id)} does not exist")
     drop_relation(runtime, _relation(table_id))
 
@@ -151,9 +147,9 @@ def _rename_relation(runtime: LancensRuntime, statement: plans.RenameRelation) -
     database = statement.new_name[:-1] or statement.name[:1]  # `RENAME TO t`: the same database
     target_id = _table_id([*database, statement.new_name[-1]])
     shown = f"ALTER ... RENAME {'.'.join(source_id)} TO {'.'.join(target_id)}"
-    if not runtime.namespace.table_exists(source_id) and not is_view(runtime, source_id):
+    if not _exists(runtime, source_id):
         raise DbtRuntimeError(f"{shown}: {'.'.join(source_id)} does not exist")
-    if runtime.namespace.table_exists(target_id) or is_view(runtime, target_id):
+    if _exists(runtime, target_id):
         raise DbtRuntimeError(f"{shown}: {'.'.join(target_id)} already exists")
     rename_relation(runtime, _relation(source_id), _relation(target_id))
 
@@ -163,6 +159,11 @@ def _refuse(runtime: LancensRuntime, statement: plans.Unapplied) -> None:
         f"{statement.what} on {'.'.join(statement.name)}: dbt-lancens does not apply this statement to "
         "the namespace (Spark would change only its in-memory catalog); the README lists those it applies"
     )
+
+
+def _exists(runtime: LancensRuntime, object_id: list[str]) -> bool:
+    """A table or a view of that id is in the namespace."""
+    return runtime.namespace.table_exists(object_id) or is_view(runtime, object_id)
 
 
 def _relation(table_id: list[str]) -> LancensRelation:
