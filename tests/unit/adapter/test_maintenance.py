@@ -270,3 +270,81 @@ def test_cleanup_namespace_removes_old_manifest_versions_and_keeps_every_entry(
     properties = {"root": namespace.root, **{f"storage.{k}": v for k, v in (options or {}).items()}}
     native = lance.namespace.DirectoryNamespace(**properties)
     assert sorted(native.list_tables(ListTablesRequest(id=["docs"])).tables) == ["t0", "t1", "t2", "t3"]
+
+
+def _age_everything(namespace: DirectoryNamespace) -> timedelta:
+    """Make every file under the root older than the grace this returns (S3: wait a second)."""
+    if namespace.root.startswith("s3://"):
+        time.sleep(1.1)  # S3 stamps objects with whole seconds; its clock is ours
+        return timedelta(seconds=1)
+    for directory, folders, names in os.walk(namespace.root):
+        for name in [*names, *folders]:
+            os.utime(os.path.join(directory, name), (time.time() - 7200, time.time() - 7200))
+    return timedelta(hours=1)
+
+
+def test_cleanup_keeps_every_registered_directory_and_repairs_lost_reservations(
+    namespace: DirectoryNamespace,
+) -> None:
+    """Views, declared tables and objects of nested namespaces own their directories: a cleanup
+    never removes them (it took views' for leftovers, issue #38), and puts back a reservation an
+    older cleanup deleted."""
+    storage = Storage(namespace.root, namespace.storage_options)
+    overwrite(namespace, TABLE, rows(0, 3))
+    namespace.create_namespace(["docs", "inner"])
+    namespace.create_view(["docs", "v"], "select * from docs.t", [TABLE])
+    namespace.create_view(["docs", "inner", "w"], "select 1")
+    namespace.declare_table(["docs", "inner", "declared"])
+    owned = namespace.registered_locations()
+    assert sorted(owned.values()) == ["table", "table", "view", "view"]
+    markers = {location: storage.read_bytes(f"{location}/.lance-reserved") for location in owned}
+
+    report = maintenance.cleanup_namespace(namespace, grace=_age_everything(namespace))
+    assert report.leftovers == [] and report.repaired == []
+    assert {location: storage.read_bytes(f"{location}/.lance-reserved") for location in owned} == markers
+
+    damaged = [location for location, kind in owned.items() if kind == "view"]
+    for location in damaged:  # what the old cleanup did
+        storage.rm_tree(location)
+    assert sorted(maintenance.repair(namespace).repaired) == sorted(damaged)
+    assert maintenance.repair(namespace).repaired == []
+    assert {location: storage.read_bytes(f"{location}/.lance-reserved") for location in owned} == markers
+    storage.rm_tree(damaged[0])
+    assert maintenance.cleanup_namespace(namespace, grace=timedelta(0)).repaired == [damaged[0]]
+    assert namespace.describe_view(["docs", "inner", "w"]).sql == "select 1"
+
+
+def test_cleanup_sweeps_unreferenced_indexes_and_keeps_every_kept_versions(
+    namespace: DirectoryNamespace,
+) -> None:
+    """Index directories no kept version reads (a killed run's, `__manifest`'s) go after the grace;
+    the latest's and a tagged version's stay, and so does a young one. An empty directory of a
+    table never published goes too."""
+    storage = Storage(namespace.root, namespace.storage_options)
+    index = parse_indexes([{"columns": ["id"], "type": "btree"}])
+    overwrite(namespace, TABLE, rows(0, 100))
+    apply_indexes(namespace, TABLE, index, WHO)
+    tags.create_tag(namespace, TABLE, "audited", None)
+    overwrite(namespace, TABLE, rows(100, 100))  # drops the index; the tagged version keeps its own
+    apply_indexes(namespace, TABLE, index, WHO)
+    location = namespace.describe_table(TABLE).location
+    kept = set(storage.names(f"{location}/_indices"))
+    assert len(kept) == 2
+    storage.write_bytes(f"{location}/_indices/0000dead-0000-0000-0000-000000000000/page.lance", b"x")
+    manifest_indices = storage.join("__manifest", "_indices")
+    manifest_kept = set(storage.names(manifest_indices))
+    storage.write_bytes(f"{manifest_indices}/0000beef-0000-0000-0000-000000000000/page.lance", b"x")
+    if storage.local:  # a losing run removed its files; object stores keep no empty directory
+        os.makedirs(storage.join("0badc0de_docs$lost", "data"))
+
+    young = maintenance.cleanup_namespace(namespace, grace=timedelta(hours=1))
+    assert young.leftovers == []
+    report = maintenance.cleanup_namespace(namespace, grace=_age_everything(namespace))
+    removed = "\n".join(report.leftovers)
+    assert "0000dead" in removed and "0000beef" in removed
+    assert set(storage.names(f"{location}/_indices")) == kept
+    assert set(storage.names(manifest_indices)) <= manifest_kept
+    assert not storage.exists(storage.join("0badc0de_docs$lost"))
+    assert dataset(namespace, TABLE, "audited").to_table(filter="id = 5")["id"].to_pylist() == [5]
+    assert dataset(namespace, TABLE).to_table(filter="id = 105")["id"].to_pylist() == [105]
+    assert all_pages(namespace.list_tables, ["docs"]) == ["t"]

@@ -543,6 +543,13 @@ class LancensAdapter(SparkAdapter):
         return report.summary()
 
     @available
+    def repair_namespace(self) -> str:
+        """Put back the reservations of registered views and declared tables; returns the report."""
+        with self.connections.exception_handler("repair_namespace"):
+            report = maintenance.repair(self.runtime.namespace)
+        return report.summary()
+
+    @available
     def begin_atomic_publish(self, requested_by_var: Any, invocation_id: str) -> bool:
         """on-run-start: stage this run's writes when the profile or the project var asks for it."""
         with self._hook_connection(), self.connections.exception_handler("begin atomic publish"):

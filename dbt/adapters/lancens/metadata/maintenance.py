@@ -9,11 +9,18 @@
   (rows and manifests) and their manifests are put back only for Lance's cleanup to read which
   files they alone reference; a crash in between leaves plain, still readable old versions that
   the next cleanup removes.
-* Leftovers of killed runs, only when older than `grace` (a running writer is never disturbed):
-  staged manifests no version row points at (`*.manifest-<uuid>`), detached manifests
-  (`d*.manifest`) of killed atomic runs, data files no remaining version references, the run
-  scratch directories `.lancens-staging/<invocation>/`, and directories of new tables that were
-  staged but never published (no finalized manifest, no namespace entry).
+* Leftovers of killed runs and lost races, only when older than `grace` (a running writer is never
+  disturbed): staged manifests no version row points at (`*.manifest-<uuid>`), detached manifests
+  (`d*.manifest`) of killed atomic runs, data files and `_indices/<uuid>` directories no kept
+  version reads (of every table and of `__manifest`), the run scratch directories
+  `.lancens-staging/<invocation>/`, and directories of new tables that were staged but never
+  published (no finalized manifest, no namespace entry; empty ones too).
+* What is in use comes from the namespace itself, never from one listing: the directories every
+  table, declared table and view row owns (`DirectoryNamespace.registered_locations`), and, within
+  a table, every version the engine or Lance lists (tagged ones, so a clone's hold, included) plus
+  the detached versions of a run still within the grace.
+* `repair`: a view or declared table whose reserved directory a cleanup before issue #38 deleted
+  gets its `.lance-reserved` back; `cleanup_namespace` runs it first.
 """
 
 from __future__ import annotations
@@ -34,11 +41,11 @@ from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
 from dbt.adapters.lancens.namespace.ids import MANIFEST_NAME
 from dbt.adapters.lancens.namespace.layout import (
     DATA_DIR,
+    INDICES_DIR,
     VERSIONS_DIR,
     has_versions,
     is_detached_manifest_name,
     parse_detached_manifest_name,
-    relative_location,
 )
 from dbt.adapters.lancens.namespace.storage import Storage
 
@@ -61,16 +68,19 @@ class OptimizeResult:
 
 @dataclass
 class CleanupReport:
-    """What a cleanup removed: versions per table and leftover paths, with the bytes freed."""
+    """What a cleanup removed: versions per table and leftover paths, with the bytes freed; and the
+    reservations it put back (`repair`)."""
 
     versions: dict[str, list[int]] = field(default_factory=dict)
     leftovers: list[str] = field(default_factory=list)
     bytes_removed: int = 0
+    repaired: list[str] = field(default_factory=list)
 
     def merge(self, other: CleanupReport) -> None:
         self.versions.update(other.versions)
         self.leftovers.extend(other.leftovers)
         self.bytes_removed += other.bytes_removed
+        self.repaired.extend(other.repaired)
 
     def summary(self) -> str:
         removed = sum(len(versions) for versions in self.versions.values())
@@ -80,6 +90,7 @@ class CleanupReport:
         ]
         lines += [f"  {table}: versions {', '.join(map(str, v))}" for table, v in self.versions.items() if v]
         lines += [f"  leftover {path}" for path in self.leftovers]
+        lines += [f"  repaired {path} (its .lance-reserved was gone)" for path in self.repaired]
         return "\n".join(lines)
 
 
@@ -213,55 +224,87 @@ def _table_leftovers(
             _remove(storage, f"{location}/{VERSIONS_DIR}/{name}", entry, report)
         elif (version := parse_detached_manifest_name(name)) is not None:
             detached_kept.append(version)
-    old = {
+    kept = {*version_history(namespace, table_id, location), *tagged_versions(namespace, table_id)}
+    report.merge(_unreferenced_files(namespace, location, [*kept, *detached_kept], grace))
+    return report
+
+
+def _unreferenced_files(
+    namespace: DirectoryNamespace, location: str, versions: list[int], grace: timedelta
+) -> CleanupReport:
+    """Data files and `_indices/<uuid>` directories older than `grace` that none of `versions` reads.
+
+    A killed or losing writer leaves both: data files it wrote and the index directories it built
+    (an atomic run builds each model's indexes before its publish). Only what is old is a candidate,
+    and the versions are read newest first until no candidate is left, so a table without leftovers
+    is read once. A version that cannot be read (removed meanwhile) stops the sweep: what it reads
+    is unknown, so nothing is removed."""
+    storage = namespace.storage
+    data = {
         relative: entry
         for relative, entry in storage.files(f"{location}/{DATA_DIR}").items()
         if _older_than(entry, grace)
     }
-    if old:
-        referenced = _referenced_data_files(namespace, table_id, location, detached_kept)
-        for relative, entry in old.items():
-            if relative not in referenced:
-                _remove(storage, entry["name"], entry, report)
+    indices = {
+        _base_name(entry["name"]): entry
+        for entry in storage.ls(f"{location}/{INDICES_DIR}")
+        if entry.get("type") == "directory" and _idle(storage, entry, grace)
+    }
+    for number in sorted(versions, reverse=True):
+        if not (data or indices):
+            break
+        try:
+            dataset = lance.dataset(
+                location, version=number, storage_options=namespace.storage_options or None
+            )
+            for fragment in dataset.get_fragments():
+                for data_file in fragment.data_files():
+                    data.pop(data_file.path, None)
+            for index in dataset.describe_indices():
+                for segment in index.segments:
+                    indices.pop(segment.uuid, None)
+        except (ValueError, OSError):
+            return CleanupReport()
+    report = CleanupReport()
+    for entry in data.values():
+        _remove(storage, entry["name"], entry, report)
+    for entry in indices.values():
+        _remove(storage, entry["name"], entry, report, recursive=True)
     return report
 
 
-def _referenced_data_files(
-    namespace: DirectoryNamespace, table_id: list[str], location: str, detached: list[int]
-) -> set[str]:
-    """Data files (relative to `data/`) that a version, a tag or a recent detached version reads."""
-    options = namespace.storage_options or None
-    numbers = [*version_history(namespace, table_id, location), *detached]
-    referenced: set[str] = set()
-    for number in numbers:
-        dataset = lance.dataset(location, version=number, storage_options=options)
-        for fragment in dataset.get_fragments():
-            referenced.update(data_file.path for data_file in fragment.data_files())
-    return referenced
+def repair(namespace: DirectoryNamespace) -> CleanupReport:
+    """Give every registered view and declared table whose reservation is gone its
+    `.lance-reserved` back (roots a cleanup before issue #38 damaged); the engine decides which."""
+    return CleanupReport(repaired=namespace.restore_reservations())
 
 
-def namespace_leftovers(
-    namespace: DirectoryNamespace, locations: set[str], grace: timedelta
-) -> CleanupReport:
-    """Root-level leftovers older than `grace`: run scratch dirs and never-published table dirs."""
+def namespace_leftovers(namespace: DirectoryNamespace, grace: timedelta) -> CleanupReport:
+    """Root-level leftovers older than `grace`: run scratch dirs and never-published table dirs.
+
+    A directory is a leftover only when no object of the namespace owns it (the engine's
+    `registered_locations`: tables, declared tables and views at every level) and it holds no
+    finalized version (a deregistered table keeps its files on purpose). One never published may be
+    empty but for its `data/` directory (a losing run removed its files)."""
     storage = namespace.storage
     report = CleanupReport()
     for entry in storage.ls(storage.join(SCRATCH_DIR)):
-        if entry.get("type") == "directory" and _newest_older_than(storage, entry["name"], grace):
+        if entry.get("type") == "directory" and _idle(storage, entry, grace):
             _remove(storage, entry["name"], entry, report, recursive=True)
     storage.remove_if_empty(storage.join(SCRATCH_DIR))  # as a run's own publish or discard does
+    owned = set(namespace.registered_locations())
     for entry in storage.ls(storage.root):
-        name = entry["name"].rstrip("/").rsplit("/", 1)[-1]
+        name = _base_name(entry["name"])
         path = storage.join(name)
         if (
             entry.get("type") != "directory"
             or name.startswith(".")
             or name == MANIFEST_NAME
-            or relative_location(storage, path) in locations
+            or path in owned
             or has_versions(storage, path)
         ):
             continue
-        if storage.has_files(path) and _newest_older_than(storage, path, grace):
+        if _idle(storage, entry, grace):
             _remove(storage, path, entry, report, recursive=True)
     return report
 
@@ -281,16 +324,13 @@ def cleanup_namespace(
     older_than: timedelta | None = None,
     grace: timedelta = DEFAULT_GRACE,
 ) -> CleanupReport:
-    """`cleanup_table` for every table of the root, then the root-level leftovers."""
-    storage = namespace.storage
-    report = CleanupReport()
-    locations: set[str] = set()
+    """`repair` first (a damaged root is whole again before anything is removed), `cleanup_table`
+    for every table of the root, then the root-level leftovers and `__manifest`'s history."""
+    report = repair(namespace)
     for table_id in table_ids(namespace):
-        info = namespace.describe_table(table_id)
-        locations.add(relative_location(storage, info.location.rstrip("/")))
-        if not info.declared_only:
+        if not namespace.describe_table(table_id).declared_only:
             report.merge(cleanup_table(namespace, table_id, retain_versions, older_than, grace))
-    report.merge(namespace_leftovers(namespace, locations, grace))
+    report.merge(namespace_leftovers(namespace, grace))
     report.merge(manifest_history(namespace, grace))
     return report
 
@@ -311,9 +351,14 @@ def manifest_history(namespace: DirectoryNamespace, grace: timedelta) -> Cleanup
     stats = manifest.cleanup_old_versions(older_than=grace)
     after = {int(v["version"]) for v in manifest.versions()}  # listed from storage again
     removed = sorted(before - after)
-    return CleanupReport(
+    report = CleanupReport(
         versions={MANIFEST_NAME: removed} if removed else {}, bytes_removed=int(stats.bytes_removed)
     )
+    # Lance's cleanup removes only files of the versions it removes, never those no version ever
+    # referenced: the index an upkeep built and then lost its commit race with (it is skipped,
+    # namespace/maintenance.py), a killed writer's data files; they go like a table's
+    report.merge(_unreferenced_files(namespace, location, sorted(after), grace))
+    return report
 
 
 # -- file helpers --------------------------------------------------------------------------------------
@@ -330,9 +375,18 @@ def _older_than(info: dict[str, Any], grace: timedelta) -> bool:
     return modified is not None and time.time() - modified > grace.total_seconds()
 
 
-def _newest_older_than(storage: Storage, path: str, grace: timedelta) -> bool:
-    """True when every file under `path` is older than `grace` (an empty directory counts as old)."""
-    return all(_older_than(info, grace) for info in storage.files(path).values())
+def _idle(storage: Storage, entry: dict[str, Any], grace: timedelta) -> bool:
+    """True when nobody wrote under the directory `entry` within `grace`: every file under it is
+    older, or, with no file at all, the directory itself (a writer creates it just before its
+    first file; object stores have no empty directories)."""
+    files = storage.files(entry["name"])
+    if not files:
+        return _modified(entry) is None or _older_than(entry, grace)
+    return all(_older_than(info, grace) for info in files.values())
+
+
+def _base_name(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _remove(

@@ -1,4 +1,5 @@
-"""Bulk catalog read: every object of a namespace (or the whole root) from one cached manifest read."""
+"""Bulk catalog read: every object of a namespace (or the whole root) from one cached manifest read;
+the directories the root's objects own, and the repair of their reservation markers."""
 
 from __future__ import annotations
 
@@ -22,6 +23,44 @@ class CatalogOps:
     def __init__(self, context: NamespaceContext, tables: TableOps) -> None:
         self._ctx = context
         self._tables = tables
+
+    def registered_locations(self) -> dict[str, str]:
+        """Every directory an object of the root owns: absolute location (no trailing ``/``) -> kind
+        (``table`` or ``view``), at every namespace level, declared-only tables included.
+
+        The one answer to "what must maintenance never touch": a view's row points at a reserved
+        directory that holds only ``.lance-reserved``, so a sweep that knew only tables would take it
+        for a never-published table's leftover and delete it (issue #38)."""
+        owned: dict[str, str] = {}
+        if self._ctx.manifest_enabled:
+            for row in self._ctx.manifest.by_id().values():
+                kind = kinds.object_kind(row)
+                if kind in (kinds.TABLE, kinds.VIEW) and row.get("location"):
+                    owned[layout.absolute_location(self._ctx.fs, row["location"]).rstrip("/")] = kind
+        if self._ctx.dir_listing_enabled:
+            for name in self._tables.list_tables([]).items:
+                owned.setdefault(self._ctx.v1_location(name).rstrip("/"), kinds.TABLE)
+        return owned
+
+    def restore_reservations(self) -> list[str]:
+        """Put ``.lance-reserved`` back where a registered object without data lost it; returns the
+        locations repaired.
+
+        A view or a declared table is a row plus its reserved directory (what DeclareTable writes,
+        and what keeps two objects from sharing a directory). A cleanup that deleted that directory
+        (issue #38) left the row pointing at nothing; the put-if-not-exists restores exactly what the
+        reservation wrote, and a marker put back meanwhile by another repair counts as done."""
+        restored = []
+        for location, kind in self.registered_locations().items():
+            marker = layout.marker_path(location, layout.RESERVED_MARKER)
+            if self._ctx.fs.exists(marker) or (kind == kinds.TABLE and self._ctx.has_data(location)):
+                continue
+            try:
+                self._ctx.fs.put_if_not_exists(marker, layout.MARKER_CONTENT)
+            except FileExistsError:
+                continue
+            restored.append(location)
+        return restored
 
     def list_objects(self, namespace_id: Sequence[str] | None = None) -> list[ObjectEntry]:
         """Namespaces, tables and views under ``namespace_id`` (all levels), or everything when None.

@@ -207,6 +207,12 @@ class DirectoryNamespace:
     def list_objects(self, namespace_id: Sequence[str] | None = None) -> list[ObjectEntry]:
         return self._catalog.list_objects(namespace_id)
 
+    def registered_locations(self) -> dict[str, str]:
+        return self._catalog.registered_locations()
+
+    def restore_reservations(self) -> list[str]:
+        return self._catalog.restore_reservations()
+
     # ----------------------------------------------------------- table versions (versions.py)
     def create_table_version(
         self,

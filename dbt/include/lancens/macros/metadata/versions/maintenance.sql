@@ -17,11 +17,21 @@
   {{ return(report) }}
 {% endmacro %}
 
-{#-- `cleanup_table_versions` for every table of the root, then the root's own leftovers: scratch
-     directories of killed atomic runs and directories of new tables never published (older than
-     `grace_hours`). Without retain_versions/older_than_days only leftovers go. Prints the report. --#}
+{#-- `repair_namespace`, `cleanup_table_versions` for every table of the root, then the root's own
+     leftovers: scratch directories of killed atomic runs and directories of new tables never
+     published (older than `grace_hours`); nothing any table or view registers is touched. Without
+     retain_versions/older_than_days only leftovers go. Prints the report. --#}
 {% macro cleanup_namespace(retain_versions=none, older_than_days=none, grace_hours=24) %}
   {%- set report = adapter.cleanup_namespace(retain_versions, older_than_days, grace_hours) -%}
   {%- do print("lancens: cleanup of the namespace: " ~ report) -%}
+  {{ return(report) }}
+{% endmacro %}
+
+{#-- Give every registered view and declared table whose reserved directory is gone (a cleanup before
+     issue #38 deleted views' directories) its `.lance-reserved` back. `cleanup_namespace` runs it
+     first; this runs it alone. Prints the report. --#}
+{% macro repair_namespace() %}
+  {%- set report = adapter.repair_namespace() -%}
+  {%- do print("lancens: repair of the namespace: " ~ report) -%}
   {{ return(report) }}
 {% endmacro %}

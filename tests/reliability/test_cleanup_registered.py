@@ -1,0 +1,248 @@
+"""Cleanup never touches what the namespace registers, repairs what an older cleanup broke, and
+sweeps what a killed atomic-publish run left (issue #38). Real `dbt` processes, real Lance files,
+local roots and moto's S3 server.
+
+1. A root with a table with an index (a tagged older version with its own index), two views, a
+   nested namespace and a `dbt clone` in another namespace: after one cleanup has removed the old
+   untagged versions, every cleanup (`cleanup_namespace`, `cleanup_table_versions` of each table,
+   `repair_namespace`, a model's `lance_maintenance`) with grace 0 leaves every file of every
+   registered object's directory (`.lance-reserved` markers included) byte for byte as it was.
+2. A view's reserved directory deleted, as the old cleanup did: `repair_namespace` (and the next
+   `cleanup_namespace`) put it back, and a model reading the view still builds.
+3. An atomic-publish run SIGKILLed after it built an index on its staged rows: `cleanup_namespace`
+   with grace 0 removes its `_indices/` directories and data files; the table's published indexes
+   stay and answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import lance
+import pytest
+import yaml
+
+from dbt.adapters.lancens.namespace import DirectoryNamespace
+from dbt.adapters.lancens.namespace.layout import INDICES_DIR, MARKER_CONTENT, RESERVED_MARKER
+from tests.reliability.helpers import Project, check_namespace, kill_group, make_project, wait_for
+
+SCHEMA = "ops.live"
+EVENTS = """
+{{ config(materialized='table', indexes=[{'columns': ['id'], 'type': 'btree'}]) }}
+select id, id % 7 as k from range({{ var('n', 20) }})
+"""
+VIEW_A = "{{ config(materialized='view') }} select id from {{ ref('events') }} where k = 1"
+VIEW_B = "{{ config(materialized='view') }} select k, count(*) as n from {{ ref('events') }} group by k"
+NESTED = "{{ config(materialized='table', schema='deep') }} select id from {{ ref('events') }} where id < 5"
+MAINTAINED = """
+{{ config(materialized='table', lance_maintenance={'retain_versions': 1, 'older_than_days': 0}) }}
+select id from range(3)
+"""
+READS_VIEW = "{{ config(materialized='table') }} select * from {{ ref('v_a') }}"
+# runs after `events` (staged with its index): its one row with id = 1 creates a marker directory in
+# the Spark task, then sleeps there for an hour
+SLOW = """
+{{ config(materialized='table') }}
+select id from {{ ref('events') }}
+{% if var('hang', 'no') == 'yes' %} where (case when id = 1 then concat(
+    java_method('org.apache.spark.util.Utils', 'createDirectory', '{{ var("markers") }}', 'slow'),
+    java_method('java.lang.Thread', 'sleep', cast(3600000 as bigint))) end) is null {% endif %}
+"""
+# every cleanup path in one dbt process
+CLEAN_ALL = """
+{% macro clean_all(tables, grace_hours) %}
+  {%- do repair_namespace() -%}
+  {%- do cleanup_namespace(retain_versions=1, older_than_days=0, grace_hours=grace_hours) -%}
+  {%- for table in tables -%}
+    {%- do cleanup_table_versions(table, 1, 0, grace_hours) -%}
+  {%- endfor -%}
+{% endmacro %}
+"""
+TABLES = [f"{SCHEMA}.events", f"{SCHEMA}.maintained", f"{SCHEMA}.deep.nested", "ops.dev.events"]
+
+
+def _project(directory: Path, root: str, options: dict[str, str] | None = None, **extra: object) -> Project:
+    project = make_project(directory, root, options, sample=False, threads=1, schema=SCHEMA, extra=extra)
+    models = {"events": EVENTS, "v_a": VIEW_A, "v_b": VIEW_B, "nested": NESTED, "maintained": MAINTAINED}
+    for name, sql in models.items():
+        project.write(f"models/{name}.sql", sql)
+    project.write("macros/clean_all.sql", CLEAN_ALL)
+    return project
+
+
+def _dbt(project: Project, *args: str) -> str:
+    run = project.run(*args)
+    assert run.returncode == 0, run.output[-4000:]
+    return run.output
+
+
+def _rows(ns: DirectoryNamespace) -> dict[str, str | None]:
+    """object id -> location of every `__manifest` row, read with plain Lance, not the engine."""
+    manifest = lance.dataset(ns.storage.join("__manifest"), storage_options=ns.storage_options or None)
+    table = manifest.to_table(columns=["object_id", "location"])
+    return dict(zip(table.column("object_id").to_pylist(), table.column("location").to_pylist(), strict=True))
+
+
+def _directory(ns: DirectoryNamespace, location: str) -> str:
+    return location if "://" in location or location.startswith("/") else ns.storage.join(location)
+
+
+def registered_files(ns: DirectoryNamespace) -> dict[str, str]:
+    """SHA-256 of every file in the directory of every `__manifest` row with a location (tables,
+    declared tables, views), keyed `<object id>/<path in its directory>`."""
+    hashes: dict[str, str] = {}
+    for object_id, location in _rows(ns).items():
+        if location is None:
+            continue
+        files = ns.storage.files(_directory(ns, location))
+        assert files, f"{object_id}: its directory {location} is empty or gone"
+        for relative, info in files.items():
+            content = ns.storage.read_bytes(info["name"])
+            hashes[f"{object_id}/{relative}"] = hashlib.sha256(content).hexdigest()
+    return hashes
+
+
+def _view_directory(ns: DirectoryNamespace, view: str) -> str:
+    location = _rows(ns)[f"{SCHEMA.replace('.', '$')}${view}"]
+    assert location is not None
+    return _directory(ns, location)
+
+
+def _build_everything(project: Project) -> None:
+    """Every kind of object, old versions to clean, a tagged version with its own index, a clone."""
+    _dbt(project, "run", "--vars", "{n: 10}")
+    tag = f"{{relation: {SCHEMA}.events, tag: keep}}"
+    _dbt(project, "run-operation", "lancens.create_tag", "--args", tag)
+    _dbt(project, "run", "--select", "events")  # new rows, a new index; the tagged one keeps its own
+    state = project.path / "state"
+    shutil.copytree(project.path / "target", state)
+    profiles = yaml.safe_load((project.path / "profiles.yml").read_text())
+    outputs = profiles["jaffle_lance"]["outputs"]
+    outputs["dev"] = {**outputs["t"], "schema": "ops.dev"}
+    (project.path / "profiles.yml").write_text(yaml.safe_dump(profiles))
+    _dbt(project, "clone", "--state", str(state), "--target", "dev", "--select", "events")
+
+
+def _index_dirs(ns: DirectoryNamespace, location: str) -> set[str]:
+    return {
+        entry["name"].rstrip("/").rsplit("/", 1)[-1] for entry in ns.storage.ls(f"{location}/{INDICES_DIR}")
+    }
+
+
+@pytest.mark.parametrize("store", ["local", "s3"])
+def test_every_cleanup_leaves_registered_objects_byte_for_byte(
+    store: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    if store == "s3":
+        s3 = request.getfixturevalue("s3_server")
+        project = _project(tmp_path / "proj", s3.uri(f"registered/{tmp_path.name}"), s3.storage_options)
+    else:
+        project = _project(tmp_path / "proj", str(tmp_path / "root"))
+    _build_everything(project)
+    ns = project.namespace()
+    events = ns.describe_table(["ops", "live", "events"]).location
+    options = ns.storage_options or None
+    tagged = lance.dataset(events, version="keep", storage_options=options)
+    assert tagged.describe_indices() and ns.describe_table(["ops", "live", "deep", "nested"]).version
+    # the first cleanup removes the untagged old versions (a 24 h grace spares every young file)
+    _dbt(project, "run-operation", "clean_all", "--args", json.dumps({"tables": TABLES, "grace_hours": 24}))
+
+    before = registered_files(ns)
+    for view in ("v_a", "v_b"):
+        assert ns.storage.read_bytes(f"{_view_directory(ns, view)}/{RESERVED_MARKER}") == MARKER_CONTENT
+    indexes = _index_dirs(ns, events)
+    assert len(indexes) >= 2  # the latest version's and the tagged version's
+    output = _dbt(
+        project, "run-operation", "clean_all", "--args", json.dumps({"tables": TABLES, "grace_hours": 0})
+    )
+    assert "repaired" not in output, output
+    assert registered_files(ns) == before
+    assert _index_dirs(ns, events) == indexes
+    assert (
+        lance.dataset(events, version="keep", storage_options=options).to_table(filter="id = 3").num_rows == 1
+    )
+
+    # a model's lance_maintenance (its own table's cleanup after the build) touches nothing else
+    others = {k: v for k, v in before.items() if not k.startswith("ops$live$maintained/")}
+    _dbt(project, "run", "--select", "maintained")
+    assert {
+        k: v for k, v in registered_files(ns).items() if not k.startswith("ops$live$maintained/")
+    } == others
+    counts = check_namespace(ns)
+    assert counts[("ops", "dev", "events")] == counts[("ops", "live", "events")] == 20
+
+
+def test_repair_restores_a_view_directory_an_old_cleanup_deleted(tmp_path: Path) -> None:
+    project = _project(tmp_path / "proj", str(tmp_path / "root"))
+    project.write("models/reads_view.sql", READS_VIEW)
+    _dbt(project, "run", "--exclude", "reads_view")
+    ns = project.namespace()
+    before = registered_files(ns)
+    for view in ("v_a", "v_b"):  # what the old cleanup_namespace did to every view
+        shutil.rmtree(_view_directory(ns, view))
+    with pytest.raises(AssertionError, match="empty or gone"):
+        registered_files(ns)
+
+    output = _dbt(project, "run-operation", "lancens.repair_namespace")
+    assert output.count("repaired") == 2, output
+    assert registered_files(ns) == before
+    output = _dbt(project, "run-operation", "lancens.repair_namespace")
+    assert "repaired" not in output  # nothing left to repair
+
+    shutil.rmtree(_view_directory(ns, "v_b"))  # the next cleanup repairs by itself
+    output = _dbt(project, "run-operation", "lancens.cleanup_namespace", "--args", "{grace_hours: 0}")
+    assert "repaired" in output and "  leftover " not in output, output
+    assert registered_files(ns) == before
+
+    _dbt(project, "run", "--select", "reads_view")  # the view still answers
+    table = lance.dataset(ns.describe_table(["ops", "live", "reads_view"]).location).to_table()
+    assert sorted(table.column("id").to_pylist()) == [1, 8, 15]
+    check_namespace(ns)
+
+
+def _atomic(project: Project) -> None:
+    config = yaml.safe_load((project.path / "dbt_project.yml").read_text())
+    config["on-run-start"] = ["{{ lancens_begin_atomic_publish() }}"]
+    config["on-run-end"] = ["{{ lancens_end_atomic_publish(results) }}"]
+    (project.path / "dbt_project.yml").write_text(yaml.safe_dump(config))
+
+
+def test_cleanup_sweeps_what_a_killed_atomic_run_left(tmp_path: Path) -> None:
+    project = _project(tmp_path / "proj", str(tmp_path / "root"), atomic_publish=True)
+    project.remove("models/maintained.sql")
+    project.write("models/slow.sql", SLOW)
+    _atomic(project)
+    _dbt(project, "run")
+    ns = project.namespace()
+    events = ns.describe_table(["ops", "live", "events"]).location
+    published = _index_dirs(ns, events)
+    assert published
+    data_before = set(ns.storage.files(f"{events}/data"))
+
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    process = project.start("run", "--vars", json.dumps({"n": 40, "hang": "yes", "markers": str(markers)}))
+    try:  # events staged with its new index, `slow` inside its query
+        wait_for(lambda: any(markers.iterdir()), "slow's query", process=process)
+    finally:
+        kill_group(process)
+    leftovers = _index_dirs(ns, events) - published
+    assert leftovers
+
+    output = _dbt(project, "run-operation", "lancens.cleanup_namespace", "--args", "{grace_hours: 0}")
+    assert "  leftover " in output, output
+    assert _index_dirs(ns, events) == published
+    assert set(ns.storage.files(f"{events}/data")) == data_before
+    dataset = lance.dataset(events)
+    assert {index.name for index in dataset.describe_indices()} == {"id_btree"}
+    assert "ScalarIndexQuery" in dataset.scanner(filter="id = 3").explain_plan()
+    assert dataset.to_table(filter="id = 3").num_rows == 1
+    manifest = lance.dataset(ns.storage.join("__manifest"))
+    used = {segment.uuid for index in manifest.describe_indices() for segment in index.segments}
+    assert _index_dirs(ns, ns.storage.join("__manifest")) <= used
+    check_namespace(ns)
+    _dbt(project, "run", "--vars", "{n: 40}")  # the next run publishes as if nothing happened
+    assert lance.dataset(events).count_rows() == 40
