@@ -1,5 +1,5 @@
 """Cleanup never touches what the namespace registers, repairs what an older cleanup broke, and
-sweeps what a killed atomic-publish run left (issue #38). Real `dbt` processes, real Lance files,
+sweeps what a killed atomic-publish run left. Real `dbt` processes, real Lance files,
 local roots and moto's S3 server.
 
 1. A root with a table with an index (a tagged older version with its own index), two views, a

@@ -26,8 +26,8 @@ def run_file(name: str) -> str:
 
 
 class TestEphemeralMulti(BaseEphemeralMulti):
-    """Its `double_dependent` reads the seed twice with different filters (issue 12, "Wrong
-    results"): the union must hold every seed row once."""
+    """Its `double_dependent` reads the seed twice with different filters (the shared-reader
+    wrong-results case, docs/spark-datasource.md): the union must hold every seed row once."""
 
     def test_ephemeral_multi(self, project) -> None:
         run_dbt(["seed"])

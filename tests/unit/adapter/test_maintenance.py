@@ -287,7 +287,7 @@ def test_cleanup_keeps_every_registered_directory_and_repairs_lost_reservations(
     namespace: DirectoryNamespace,
 ) -> None:
     """Views, declared tables and objects of nested namespaces own their directories: a cleanup
-    never removes them (it took views' for leftovers, issue #38), and puts back a reservation an
+    never removes them (it once took views' for leftovers), and puts back a reservation an
     older cleanup deleted."""
     storage = Storage(namespace.root, namespace.storage_options)
     overwrite(namespace, TABLE, rows(0, 3))

@@ -326,7 +326,7 @@ class LancensAdapter(SparkAdapter):
         for line in debug.report(self.runtime, self.config.credentials):
             logger.info(line)
 
-    # -- catalog and docs (issue 7) -----------------------------------------------------------------
+    # -- catalog and docs --------------------------------------------------------------------------
     # The catalog is read from the engine (metadata/catalog.py); descriptions are stored in Lance
     # (metadata/docs.py).
     _capabilities = CapabilityDict(
@@ -396,7 +396,7 @@ class LancensAdapter(SparkAdapter):
         with self.connections.exception_handler(f"persist_schema_docs {schema}"):
             docs.persist_schema_docs(self.runtime, schema_to_namespace(schema), description)
 
-    # -- versions and publishing (issue 6) ----------------------------------------------------------
+    # -- versions and publishing -------------------------------------------------------------------
     # Registration in metadata/registration.py, history and time travel in metadata/history.py,
     # atomic publish in commits/publish.py. `relation`: a relation or a string `schema.table`.
     @available
@@ -472,7 +472,7 @@ class LancensAdapter(SparkAdapter):
             number = tags.version_of(self.runtime.namespace, table, version)
             return history.at_version(self.runtime, table, number)
 
-    # -- tags, optimize, cleanup (issue 15) ----------------------------------------------------------
+    # -- tags, optimize, cleanup --------------------------------------------------------------------
     # Tags in metadata/tags.py; compaction and cleanup in metadata/maintenance.py.
     @available
     def create_table_tag(self, relation: LancensRelation | str, tag: str, version: int | None = None) -> int:
@@ -580,7 +580,7 @@ class LancensAdapter(SparkAdapter):
             return nullcontext()
         return self.connection_named("lancens_publish")
 
-    # -- incremental, snapshots (issue 5) -----------------------------------------------------------
+    # -- incremental, snapshots --------------------------------------------------------------------
     # Strategies and snapshots live in materializations/; each run is ONE Lance commit (merge.py there).
     def valid_incremental_strategies(self) -> list[str]:
         return list(incremental.STRATEGIES)

@@ -19,7 +19,7 @@
   table, declared table and view row owns (`DirectoryNamespace.registered_locations`), and, within
   a table, every version the engine or Lance lists (tagged ones, so a clone's hold, included) plus
   the detached versions of a run still within the grace.
-* `repair`: a view or declared table whose reserved directory a cleanup before issue #38 deleted
+* `repair`: a view or declared table whose reserved directory an older release's cleanup deleted
   gets its `.lance-reserved` back; `cleanup_namespace` runs it first.
 """
 
@@ -275,7 +275,7 @@ def _unreferenced_files(
 
 def repair(namespace: DirectoryNamespace) -> CleanupReport:
     """Give every registered view and declared table whose reservation is gone its
-    `.lance-reserved` back (roots a cleanup before issue #38 damaged); the engine decides which."""
+    `.lance-reserved` back (roots an older release's cleanup damaged); the engine decides which."""
     return CleanupReport(repaired=namespace.restore_reservations())
 
 

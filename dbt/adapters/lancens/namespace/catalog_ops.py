@@ -30,7 +30,7 @@ class CatalogOps:
 
         The one answer to "what must maintenance never touch": a view's row points at a reserved
         directory that holds only ``.lance-reserved``, so a sweep that knew only tables would take it
-        for a never-published table's leftover and delete it (issue #38)."""
+        for a never-published table's leftover and delete it."""
         owned: dict[str, str] = {}
         if self._ctx.manifest_enabled:
             for row in self._ctx.manifest.by_id().values():
@@ -48,8 +48,9 @@ class CatalogOps:
 
         A view or a declared table is a row plus its reserved directory (what DeclareTable writes,
         and what keeps two objects from sharing a directory). A cleanup that deleted that directory
-        (issue #38) left the row pointing at nothing; the put-if-not-exists restores exactly what the
-        reservation wrote, and a marker put back meanwhile by another repair counts as done."""
+        (as older releases did) left the row pointing at nothing; the put-if-not-exists restores
+        exactly what the reservation wrote, and a marker put back meanwhile by another repair counts
+        as done."""
         restored = []
         for location, kind in self.registered_locations().items():
             marker = layout.marker_path(location, layout.RESERVED_MARKER)

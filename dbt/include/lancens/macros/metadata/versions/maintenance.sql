@@ -28,7 +28,7 @@
 {% endmacro %}
 
 {#-- Give every registered view and declared table whose reserved directory is gone (a cleanup before
-     issue #38 deleted views' directories) its `.lance-reserved` back. `cleanup_namespace` runs it
+     older releases deleted views' directories) its `.lance-reserved` back. `cleanup_namespace` runs it
      first; this runs it alone. Prints the report. --#}
 {% macro repair_namespace() %}
   {%- set report = adapter.repair_namespace() -%}
