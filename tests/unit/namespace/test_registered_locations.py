@@ -34,3 +34,7 @@ def test_every_owned_directory_is_named_and_only_lost_reservations_are_restored(
         assert Path(location, ".lance-reserved").read_bytes() == b"reserved"
     assert ns.describe_view(["a", "b", "v"]).sql == "select 2"
     assert ns.describe_table(["a", "d"]).declared_only
+
+    shutil.rmtree(Path(root_t, "_versions"))  # data files left, no version: not what a cleanup did
+    assert ns.restore_reservations() == []
+    assert not Path(root_t, ".lance-reserved").exists()

@@ -50,11 +50,17 @@ class CatalogOps:
         and what keeps two objects from sharing a directory). A cleanup that deleted that directory
         (as older releases did) left the row pointing at nothing; the put-if-not-exists restores
         exactly what the reservation wrote, and a marker put back meanwhile by another repair counts
-        as done."""
+        as done. Only a directory that is empty or gone is repaired: that is all such a cleanup left,
+        while files without a version there mean something else lost data, which a marker would hide
+        by making the table read as declared."""
         restored = []
-        for location, kind in self.registered_locations().items():
+        for location in self.registered_locations():
             marker = layout.marker_path(location, layout.RESERVED_MARKER)
-            if self._ctx.fs.exists(marker) or (kind == kinds.TABLE and self._ctx.has_data(location)):
+            if (
+                self._ctx.fs.exists(marker)
+                or self._ctx.fs.has_files(location)
+                or self._ctx.has_data(location)
+            ):
                 continue
             try:
                 self._ctx.fs.put_if_not_exists(marker, layout.MARKER_CONTENT)
