@@ -43,12 +43,12 @@ def test_indexes_stay_current_at_amortised_cost(tmp_path):
     manifest = _manifest(tmp_path)
     assert {index.name for index in manifest.describe_indices()} == SPEC_INDEXES
     unindexed = maintenance.coverage(manifest)
-    assert max(unindexed.values()) < maintenance.UNINDEXED_FRAGMENTS, unindexed  # was 71 of 71
+    assert max(unindexed.values()) < maintenance.UNINDEXED_ROWS, unindexed  # was 71 of 71
     assert len(manifest.get_fragments()) < maintenance.COMPACT_AT_FRAGMENTS
     # Upkeep is amortised: a handful of extra commits, not one per write.
     writes = 1 + creates + creates // 10
     upkeep = len(manifest.versions()) - 1 - writes  # minus the creation of the empty manifest
-    assert 3 <= upkeep <= 3 + writes // maintenance.UNINDEXED_FRAGMENTS + writes // 32, upkeep
+    assert 3 <= upkeep <= 3 + writes // maintenance.UNINDEXED_ROWS + writes // 32, upkeep
     # and what the indexes answer is what the table holds
     views = manifest.to_table(filter="array_has_any(base_objects, ['n$t9'])")["object_id"].to_pylist()
     assert views == ["n$v9"]
@@ -107,7 +107,7 @@ def test_managed_table_commits_survive_lance_calling_back_from_its_threads(tmp_p
     table = lance.dataset(ns.describe_table(["n", "t"]).location)
     assert sorted(table.to_table()["id"].to_pylist()) == list(range(commits + 1))
     manifest = _manifest(tmp_path)
-    assert max(maintenance.coverage(manifest).values()) < maintenance.UNINDEXED_FRAGMENTS
+    assert max(maintenance.coverage(manifest).values()) < maintenance.UNINDEXED_ROWS
     assert len(manifest.get_fragments()) < maintenance.COMPACT_AT_FRAGMENTS
 
 

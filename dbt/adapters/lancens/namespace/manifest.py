@@ -423,11 +423,12 @@ class ManifestTable:
         builder = dataset.merge_insert("object_id").use_index(False).conflict_retries(0)
         if change.replace:
             builder = builder.when_matched_update_all()
-            source = list(change.replace)
+            source = [*change.replace, *self._carried(dataset, change)]
         elif change.insert:
             # A guarded insert rewrites its guard rows (matched); its new ids are free in the
-            # planned version, and a racer inserting one of them guards the same parent.
-            rewritten = [*change.guard, *change.update]
+            # planned version, and a racer inserting one of them guards the same parent. Rows
+            # carried from the unindexed tail are rewritten unchanged the same way.
+            rewritten = [*change.guard, *change.update, *self._carried(dataset, change)]
             matched = builder.when_matched_update_all() if rewritten else builder.when_matched_fail()
             builder = matched.when_not_matched_insert_all()
             source = [*rewritten, *change.insert]
@@ -438,6 +439,17 @@ class ManifestTable:
             builder = builder.when_matched_delete()
             source = [row for i in change.delete if (row := base.get(i)) is not None]
         builder.execute(self._table(source, dataset.schema))
+
+    def _carried(self, dataset: lance.LanceDataset, change: ManifestChange) -> list[Row]:
+        """The unindexed tail's rows this commit rewrites unchanged, which merges the tail's
+        fragments into the commit's own new fragment (``maintenance.carried_rows``): the tail
+        stays a few fragments long without a compaction commit. Rows the change writes or
+        deletes itself are left out (a rename's deleted row must not be matched)."""
+        written = {
+            row["object_id"] for row in (*change.insert, *change.replace, *change.guard, *change.update)
+        }
+        adding = len(written)
+        return maintenance.carried_rows(dataset, adding, written | set(change.delete))
 
     def _table(self, rows: Sequence[Row], schema: pa.Schema) -> pa.Table:
         """Rows in the manifest's current schema: unknown columns are kept and filled with nulls."""
