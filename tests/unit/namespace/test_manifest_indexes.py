@@ -233,3 +233,22 @@ def _operation(dataset: lance.LanceDataset, version: int) -> str:
         return type(dataset.read_transaction(version).operation).__name__
     except TypeError:  # pylance 14 cannot build a Rewrite's remapped indexes in Python
         return "Rewrite"
+
+
+def test_upkeep_that_lost_a_race_is_skipped_and_loses_no_row(tmp_path, monkeypatch):
+    """A compaction planned on a version another writer has moved on from (a drop deleted a row
+    in a fragment it rewrites) is refused by Lance; upkeep skips it and the drop stands."""
+    ns = make(str(tmp_path))
+    ns.create_namespace(["n"])
+    for i in range(6):
+        ns.create_table(["n", f"t{i}"], rows(1))
+    stale = _manifest(tmp_path)
+    ns.drop_table(["n", "t2"])
+    ns.create_table(["n", "x"], rows(1))
+    latest = _manifest(tmp_path)
+    monkeypatch.setattr(maintenance, "COMPACT_AT_FRAGMENTS", 1)  # the stale version is due
+    assert maintenance.upkeep(stale) is False
+    after = _manifest(tmp_path)  # at most Lance's fragment-id reservation landed, no rewrite
+    assert after.version <= latest.version + 1
+    assert after.get_fragments()[-1].fragment_id == latest.get_fragments()[-1].fragment_id
+    assert make(str(tmp_path)).list_tables(["n"]).items == ["t0", "t1", "t3", "t4", "t5", "x"]
