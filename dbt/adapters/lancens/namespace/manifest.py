@@ -12,7 +12,9 @@ makes each one exactly-once under concurrency:
 
 1. the caller's *plan* checks the change against the latest version (the id is free, the row is
    still there ...) and raises the spec error if not;
-2. the merge runs with Lance's own retries off and without the scalar index on ``object_id``;
+2. the merge runs with Lance's own retries off and without the scalar index on ``object_id``
+   (an insert or replace also carries the rows of ``__manifest``'s short unindexed tail along
+   unchanged, which keeps its fragments few: ``maintenance.carried_rows``);
 3. any commit conflict sends it back to 1 against the new latest version.
 
 Lance detects the conflicts that matter: two commits deleting or replacing the same row, and (by
@@ -448,8 +450,7 @@ class ManifestTable:
         written = {
             row["object_id"] for row in (*change.insert, *change.replace, *change.guard, *change.update)
         }
-        adding = len(written)
-        return maintenance.carried_rows(dataset, adding, written | set(change.delete))
+        return maintenance.carried_rows(dataset, len(written), written | set(change.delete))
 
     def _table(self, rows: Sequence[Row], schema: pa.Schema) -> pa.Table:
         """Rows in the manifest's current schema: unknown columns are kept and filled with nulls."""
