@@ -63,14 +63,18 @@ def _live_rows(fragment: LanceFragment) -> int:
     return int(fragment.metadata.physical_rows) - (deletion.num_deleted_rows if deletion is not None else 0)
 
 
-def _unindexed(dataset: lance.LanceDataset) -> list[LanceFragment]:
-    """The fragments the ``object_id`` index does not cover (all of them without the index); read
-    from the version's manifest, no data file is opened."""
+def _unindexed(dataset: lance.LanceDataset) -> list[LanceFragment] | None:
+    """The fragments the ``object_id`` index does not cover, None without the index; read from the
+    version's manifest, no data file is opened."""
     covered: set[int] = set()
+    indexed = False
     for index in dataset.describe_indices():
         if index.name == "object_id_btree":
+            indexed = True
             for segment in index.segments:
                 covered.update(segment.fragment_ids)
+    if not indexed:
+        return None
     return [fragment for fragment in dataset.get_fragments() if fragment.fragment_id not in covered]
 
 
@@ -79,9 +83,14 @@ def carried_rows(
 ) -> list[dict[str, object]]:
     """The live rows of the unindexed tail that the next commit (writing ``adding`` rows, the ids in
     ``written`` among them or deleted by it) should rewrite unchanged, or none while the tail is
-    short. Only the tail is carried: moving indexed rows would un-index them."""
+    short. Only the tail is carried: moving indexed rows would un-index them. Without the index
+    (a native or pre-index manifest) nothing is: upkeep creates it, and compacts if need be."""
     tail = _unindexed(dataset)
-    if len(tail) < 2 or (len(tail) < TAIL_FRAGMENTS and sum(map(_live_rows, tail)) + adding < UNINDEXED_ROWS):
+    if (
+        tail is None
+        or len(tail) < 2
+        or (len(tail) < TAIL_FRAGMENTS and sum(map(_live_rows, tail)) + adding < UNINDEXED_ROWS)
+    ):
         return []
     rows: list[dict[str, object]] = dataset.scanner(fragments=tail).to_table().to_pylist()
     return [row for row in rows if row["object_id"] not in written]
@@ -97,7 +106,7 @@ def upkeep(dataset: lance.LanceDataset) -> bool:
         for column, index_type, name in missing:
             dataset.create_scalar_index(column, index_type, name=name)
             commits += 1
-        if not missing and sum(map(_live_rows, _unindexed(dataset))) >= UNINDEXED_ROWS:
+        if not missing and sum(map(_live_rows, _unindexed(dataset) or [])) >= UNINDEXED_ROWS:
             dataset.optimize.optimize_indices()
             commits += 1
         fragments = dataset.get_fragments()
