@@ -122,10 +122,42 @@ def _native_drop_table(ns: Any, task: Task, worker: int) -> object:
     return ns.drop_table(lns.DropTableRequest(id=task.args["id"])).location
 
 
+def _read_while_writing(ns: Any, task: Task, worker: int) -> object:
+    """Read ``__manifest`` while the other workers commit (and compact it): the version opened
+    before the round must read the same rows every time, and each cold read of the latest version
+    must list at least the tables the previous one listed in ``namespace`` (nothing vanishes).
+    Returns how many cold reads were made; any difference raises (reported as raw)."""
+    import time
+
+    import lance
+
+    from dbt.adapters.lancens.namespace import DirectoryNamespace
+
+    old = lance.dataset(
+        f"{task.root}/__manifest", version=task.args["version"], storage_options=task.storage or None
+    )
+    before = sorted(old.to_table(columns=["object_id"])["object_id"].to_pylist())
+    listed: set[str] = set()
+    reads = 0
+    deadline = time.monotonic() + task.args["seconds"]
+    while time.monotonic() < deadline:
+        fresh = DirectoryNamespace(task.root, storage_options=task.storage or None)
+        now = set(fresh.list_tables(task.args["namespace"]).items)
+        if not listed <= now:
+            raise AssertionError(f"tables vanished from a later version: {sorted(listed - now)}")
+        listed = now
+        again = sorted(old.to_table(columns=["object_id"])["object_id"].to_pylist())
+        if again != before:
+            raise AssertionError(f"version {old.version} changed while others compacted")
+        reads += 1
+    return reads
+
+
 ACTIONS: dict[str, tuple[Callable[[Task], Any], Callable[[Any, Task, int], object]]] = {
     "create_namespaces": (_ours, _create_namespaces),
     "native_create_namespaces": (_native, _native_create_namespaces),
     "create_tables": (_ours, _create_tables),
+    "read_while_writing": (_ours, _read_while_writing),
     "native_create_tables": (_native, _native_create_tables),
     "create_table": (
         _ours,

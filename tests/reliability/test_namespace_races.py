@@ -381,3 +381,50 @@ def test_drop_namespace_against_creates_in_it_leaves_no_orphan(
             assert dropped.value == 3 and any(create.ok for create in creates), outcomes
             made = sorted(["n$t1", "n$t2", "n$c"][k] for k, create in enumerate(creates) if create.ok)
             assert sorted(_object_ids(root, {})) == sorted(["n", *made])
+
+
+def test_manifest_upkeep_under_racing_writers_and_a_reader_loses_nothing(
+    request: pytest.FixtureRequest, racers: Racers, place: tuple[Path | None, dict[str, str]]
+) -> None:
+    """Issue 37: three processes create tables (two in one namespace, one in another) while a
+    fourth reads ``__manifest``. Their commits carry the unindexed tail, optimise the indexes and
+    compact, racing each other: every table reported created is there once, the files stay
+    bounded, and a version opened before the round reads the same rows throughout."""
+    from dbt.adapters.lancens.namespace import maintenance
+
+    base, options = place
+    count = 30 if base is not None else 12
+    for _ in range(REPEATS):
+        root = _fresh_root(request, base, options)
+        seed = _ns(root, options)
+        seed.create_namespace(["a"])
+        seed.create_namespace(["b"])
+        for i in range(12):
+            seed.create_table(["a", f"seed{i}"], pa.table({"id": [i]}))
+        start = lance.dataset(f"{root}/__manifest", storage_options=options or None).version
+        write = {"count": count}
+        reader = {"version": start, "namespace": ["a"], "seconds": 8 if base is not None else 20}
+        outcomes = racers.round(
+            [
+                Task("create_tables", root, options, {**write, "namespace": ["a"]}),
+                Task("create_tables", root, options, {**write, "namespace": ["a"]}),
+                Task("create_tables", root, options, {**write, "namespace": ["b"]}),
+                Task("read_while_writing", root, options, reader),
+            ]
+        )
+        _no_raw(outcomes)
+        failed = [(name, result) for o in outcomes[:3] for name, result in o.value if result != "ok"]
+        assert not failed, failed
+        assert outcomes[3].value > 0
+        ns = _ns(root, options)
+        created = {o.worker: [f"w{o.worker}_{k}" for k in range(count)] for o in outcomes[:3]}
+        assert ns.list_tables(["a"]).items == sorted(
+            [f"seed{i}" for i in range(12)] + created[0] + created[1]
+        )
+        assert ns.list_tables(["b"]).items == sorted(created[2])
+        ids = _object_ids(root, options)
+        assert len(ids) == len(set(ids)) == 2 + 12 + 3 * count
+        manifest = lance.dataset(f"{root}/__manifest", storage_options=options or None)
+        assert manifest.version - start > 3 * count  # upkeep commits raced the writers' commits
+        files = maintenance.files(manifest)
+        assert files["fragments"] < maintenance.COMPACT_AT_FRAGMENTS + WORKERS, files

@@ -1,27 +1,39 @@
-"""Keeping ``__manifest``'s indexes current and its fragments few, at amortised cost.
+"""Keeping ``__manifest``'s indexes current and its files few, at amortised cost.
 
-Each engine commit adds one small fragment. A scalar index covers only the fragments it was built
-or last optimised on, and native pylance creates none by default (its Overwrite commits also leave
-none behind), so after a write:
+Each engine commit adds one small fragment, and the rows it rewrites or deletes leave a deletion
+file on the fragment that held them. A full read of a version GETs every data and deletion file,
+so without upkeep the cost of a read grows with every commit (17 commits: 17 fragments, 16
+deletion files). A scalar index covers only the fragments it was built or last optimised on, and
+native pylance creates none by default (its Overwrite commits also leave none behind). Upkeep
+therefore keeps three things bounded, whatever the number of commits:
 
-* an index the spec asks for that is missing is created (a native or pre-index manifest);
-* once ``UNINDEXED_FRAGMENTS`` fragments are not covered, the indexes are optimised (new rows are
-  merged into them, an incremental step, not a rebuild);
-* once there are ``COMPACT_AT_FRAGMENTS`` fragments, they are compacted into one and the indexes
-  are optimised right after (Lance remaps them onto the new fragment, but the rows that were not
-  indexed before are still not).
+* **the unindexed tail** (fragments no index covers, the newest ones): once it has
+  ``TAIL_FRAGMENTS`` fragments, or is about to reach ``UNINDEXED_ROWS`` rows, the next insert or
+  replace carries the tail's live rows along unchanged (``carried_rows``), so Lance writes them
+  into that commit's one new fragment and drops the tail fragments, now fully deleted. No commit
+  of its own, and a racing writer conflicts with it exactly as with any rewritten row;
+* **unindexed rows**: once ``UNINDEXED_ROWS`` live rows are not covered, the indexes are
+  optimised (new rows merged in, an incremental step, not a rebuild), so the tail becomes indexed;
+* **fragments and deleted rows**: once there are ``COMPACT_AT_FRAGMENTS`` fragments, or deleted
+  rows are ``DELETED_SHARE`` of the rows stored, Lance's ``compact_files`` rewrites them with their
+  deletions materialised. Lance keeps indexed and unindexed fragments in separate groups and remaps
+  the indexes onto the new fragments, so the indexes stay exact without another commit.
 
-Never on every commit: with the thresholds below, about one commit in 16 optimises and one in 64
-compacts. Each step is its own Lance commit; one that loses a race with another writer is skipped
-(the next write tries again) because the manifest's content is the same either way.
+A missing index the spec asks for (a native or pre-index manifest) is created first. With the
+thresholds below about one commit in 16 optimises the indexes and one in 64 or more compacts. Each
+step is its own Lance commit; one that loses a race with another writer is skipped (the next write
+tries again) because the manifest's rows are the same either way, and a reader of an older
+version keeps reading it: nothing here deletes a file.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Literal
 
 import lance
 from lance.commit import CommitConflictError
+from lance.fragment import LanceFragment
 
 IndexType = Literal["BTREE", "BITMAP", "LABEL_LIST"]
 INDEXES: tuple[tuple[str, IndexType, str], ...] = (
@@ -29,8 +41,13 @@ INDEXES: tuple[tuple[str, IndexType, str], ...] = (
     ("object_type", "BITMAP", "object_type_bitmap"),
     ("base_objects", "LABEL_LIST", "base_objects_label_list"),
 )
-UNINDEXED_FRAGMENTS = 16
-COMPACT_AT_FRAGMENTS = 64
+TAIL_FRAGMENTS = 4
+UNINDEXED_ROWS = 16
+COMPACT_AT_FRAGMENTS = 10
+DELETED_SHARE = 0.25
+"""Of the rows stored (and at least ``UNINDEXED_ROWS``): drops leave deleted rows in fragments
+without adding any, and a read still fetches them. A quarter keeps that bounded without compacting
+for every few drops."""
 
 
 def _skipped_on_conflict(exc: Exception) -> bool:
@@ -41,40 +58,69 @@ def _skipped_on_conflict(exc: Exception) -> bool:
     )
 
 
+def _live_rows(fragment: LanceFragment) -> int:
+    deletion = fragment.metadata.deletion_file
+    return int(fragment.metadata.physical_rows) - (deletion.num_deleted_rows if deletion is not None else 0)
+
+
+def _unindexed(dataset: lance.LanceDataset) -> list[LanceFragment] | None:
+    """The fragments the ``object_id`` index does not cover, None without the index; read from the
+    version's manifest, no data file is opened."""
+    covered: set[int] = set()
+    indexed = False
+    for index in dataset.describe_indices():
+        if index.name == "object_id_btree":
+            indexed = True
+            for segment in index.segments:
+                covered.update(segment.fragment_ids)
+    if not indexed:
+        return None
+    return [fragment for fragment in dataset.get_fragments() if fragment.fragment_id not in covered]
+
+
+def carried_rows(
+    dataset: lance.LanceDataset, adding: int, written: Collection[str]
+) -> list[dict[str, object]]:
+    """The live rows of the unindexed tail that the next commit (writing ``adding`` rows, the ids in
+    ``written`` among them or deleted by it) should rewrite unchanged, or none while the tail is
+    short. Only the tail is carried: moving indexed rows would un-index them. Without the index
+    (a native or pre-index manifest) nothing is: upkeep creates it, and compacts if need be."""
+    tail = _unindexed(dataset)
+    if (
+        tail is None
+        or len(tail) < 2
+        or (len(tail) < TAIL_FRAGMENTS and sum(map(_live_rows, tail)) + adding < UNINDEXED_ROWS)
+    ):
+        return []
+    rows: list[dict[str, object]] = dataset.scanner(fragments=tail).to_table().to_pylist()
+    return [row for row in rows if row["object_id"] not in written]
+
+
 def upkeep(dataset: lance.LanceDataset) -> bool:
     """Run whatever upkeep ``dataset`` (the latest version, just written) is due; True when it
     committed anything (``dataset`` is then at a newer version)."""
     commits = 0
     try:
-        fragments = {fragment.fragment_id for fragment in dataset.get_fragments()}
-        compacted = len(fragments) >= COMPACT_AT_FRAGMENTS
-        if compacted:
-            dataset.optimize.compact_files()
-            commits += 1
-            fragments = {fragment.fragment_id for fragment in dataset.get_fragments()}
-        present = {index.name: index for index in dataset.describe_indices()}
+        present = {index.name for index in dataset.describe_indices()}
         missing = [spec for spec in INDEXES if spec[2] not in present]
         for column, index_type, name in missing:
             dataset.create_scalar_index(column, index_type, name=name)
             commits += 1
-        # A compacted fragment mixes indexed rows with rows that were not: the remapped index
-        # then covers the fragment but not those rows, so compaction is always followed by this.
-        if not missing and (
-            compacted or _unindexed(present["object_id_btree"], fragments) >= UNINDEXED_FRAGMENTS
-        ):
+        if not missing and sum(map(_live_rows, _unindexed(dataset) or [])) >= UNINDEXED_ROWS:
             dataset.optimize.optimize_indices()
+            commits += 1
+        fragments = dataset.get_fragments()
+        stored = sum(int(fragment.metadata.physical_rows) for fragment in fragments)
+        deleted = stored - sum(map(_live_rows, fragments))
+        if len(fragments) >= COMPACT_AT_FRAGMENTS or deleted >= max(UNINDEXED_ROWS, DELETED_SHARE * stored):
+            dataset.optimize.compact_files(
+                materialize_deletions=True, materialize_deletions_threshold=DELETED_SHARE
+            )
             commits += 1
     except (OSError, ValueError) as exc:
         if not _skipped_on_conflict(exc):
             raise
     return commits > 0
-
-
-def _unindexed(index: object, fragments: set[int]) -> int:
-    covered: set[int] = set()
-    for segment in getattr(index, "segments", []):
-        covered.update(segment.fragment_ids)
-    return len(fragments - covered)
 
 
 def coverage(dataset: lance.LanceDataset) -> dict[str, int]:
@@ -84,4 +130,14 @@ def coverage(dataset: lance.LanceDataset) -> dict[str, int]:
     return {
         name: (dataset.stats.index_stats(name)["num_unindexed_rows"] if name in present else total)
         for _, _, name in INDEXES
+    }
+
+
+def files(dataset: lance.LanceDataset) -> dict[str, int]:
+    """What a full read of ``dataset`` fetches: its fragments' data and deletion files."""
+    fragments = dataset.get_fragments()
+    return {
+        "fragments": len(fragments),
+        "data_files": sum(len(fragment.data_files()) for fragment in fragments),
+        "deletion_files": sum(fragment.metadata.deletion_file is not None for fragment in fragments),
     }

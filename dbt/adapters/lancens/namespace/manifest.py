@@ -12,7 +12,9 @@ makes each one exactly-once under concurrency:
 
 1. the caller's *plan* checks the change against the latest version (the id is free, the row is
    still there ...) and raises the spec error if not;
-2. the merge runs with Lance's own retries off and without the scalar index on ``object_id``;
+2. the merge runs with Lance's own retries off and without the scalar index on ``object_id``
+   (an insert or replace also carries the rows of ``__manifest``'s short unindexed tail along
+   unchanged, which keeps its fragments few: ``maintenance.carried_rows``);
 3. any commit conflict sends it back to 1 against the new latest version.
 
 Lance detects the conflicts that matter: two commits deleting or replacing the same row, and (by
@@ -423,11 +425,12 @@ class ManifestTable:
         builder = dataset.merge_insert("object_id").use_index(False).conflict_retries(0)
         if change.replace:
             builder = builder.when_matched_update_all()
-            source = list(change.replace)
+            source = [*change.replace, *self._carried(dataset, change)]
         elif change.insert:
             # A guarded insert rewrites its guard rows (matched); its new ids are free in the
-            # planned version, and a racer inserting one of them guards the same parent.
-            rewritten = [*change.guard, *change.update]
+            # planned version, and a racer inserting one of them guards the same parent. Rows
+            # carried from the unindexed tail are rewritten unchanged the same way.
+            rewritten = [*change.guard, *change.update, *self._carried(dataset, change)]
             matched = builder.when_matched_update_all() if rewritten else builder.when_matched_fail()
             builder = matched.when_not_matched_insert_all()
             source = [*rewritten, *change.insert]
@@ -438,6 +441,16 @@ class ManifestTable:
             builder = builder.when_matched_delete()
             source = [row for i in change.delete if (row := base.get(i)) is not None]
         builder.execute(self._table(source, dataset.schema))
+
+    def _carried(self, dataset: lance.LanceDataset, change: ManifestChange) -> list[Row]:
+        """The unindexed tail's rows this commit rewrites unchanged, which merges the tail's
+        fragments into the commit's own new fragment (``maintenance.carried_rows``): the tail
+        stays a few fragments long without a compaction commit. Rows the change writes or
+        deletes itself are left out (a rename's deleted row must not be matched)."""
+        written = {
+            row["object_id"] for row in (*change.insert, *change.replace, *change.guard, *change.update)
+        }
+        return maintenance.carried_rows(dataset, len(written), written | set(change.delete))
 
     def _table(self, rows: Sequence[Row], schema: pa.Schema) -> pa.Table:
         """Rows in the manifest's current schema: unknown columns are kept and filled with nulls."""

@@ -1,0 +1,123 @@
+"""How the engine's costs grow with the catalog: 100, 1,000 and 10,000 tables in 100 namespaces.
+
+One local root is grown through the engine (``create_table`` of a one-row table, table ``i`` in
+namespace ``ns<i % 100>``, after the 100 namespaces). At each checkpoint it prints, in ms per
+operation (median):
+
+* ``create``: the last creates before the checkpoint (up to 200 of them, upkeep included: index
+  optimisation and ``__manifest`` compaction are paid by the writes that trigger them);
+* ``describe`` (schema and version), ``exists`` and ``list`` (one namespace's tables) on a warm
+  instance, as in a running dbt process;
+* ``cold describe``: a new instance's first ``describe_table`` (a new process, a Spark worker);
+* ``cold read``: opening ``__manifest`` and reading the whole latest version, what a listing in a
+  new process pays; with the files that read fetches (fragments, deletion files), which must not
+  grow with the number of commits;
+* the process's peak RSS, so that memory is seen to stay bounded.
+
+Then each figure relative to 100 tables, so "within 1.2x of the same at 100 tables" can be judged
+(``list`` returns 100x more names at 10,000 tables than at 100, so its ratio is not a target, and
+nor is ``cold read``'s, which reads 100x more rows; their file counts are).
+
+Usage: ``python benchmarks/namespace_scale.py`` (10,000 tables; several minutes) or
+``--tables 1000`` (a couple of minutes). ``--root DIR`` keeps the root (default: a temp dir).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import resource
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+
+import lance
+import pyarrow as pa
+
+from dbt.adapters.lancens.namespace import DirectoryNamespace, maintenance
+
+NAMESPACES = 100
+CHECKPOINTS = (100, 1000, 10000)
+WINDOW = 200
+DATA = pa.table({"id": [1]})
+TARGET = 1.2
+NOT_TARGETS = {"list", "cold read"}
+
+
+def median_ms(call: Callable[[], object], repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def table_id(i: int) -> list[str]:
+    return [f"ns{i % NAMESPACES}", f"t{i}"]
+
+
+def measure(root: str, tables: int, creates: list[float], repeat: int) -> dict[str, float]:
+    """The costs at ``tables`` tables; lookups cycle through tables spread over the namespaces."""
+    ns = DirectoryNamespace(root)
+    probes = [table_id(i) for i in range(0, tables, max(1, tables // repeat))][:repeat]
+    ns.list_tables(probes[0][:1])  # warm: the version in memory
+    cycle = itertools.cycle(probes)
+    manifest_uri = f"{root}/__manifest"
+    files = maintenance.files(lance.dataset(manifest_uri))
+    return {
+        "create": statistics.median(creates[-WINDOW:]),
+        "describe": median_ms(lambda: ns.describe_table(next(cycle)), repeat),
+        "exists": median_ms(lambda: ns.table_exists(next(cycle)), repeat),
+        "list": median_ms(lambda: ns.list_tables(next(cycle)[:1]), repeat),
+        "cold describe": median_ms(lambda: DirectoryNamespace(root).describe_table(next(cycle)), repeat),
+        "cold read": median_ms(lambda: lance.dataset(manifest_uri).to_table(), max(5, repeat // 4)),
+        "fragments": files["fragments"],
+        "deletion files": files["deletion_files"],
+        "peak RSS MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--tables", type=int, default=10000)
+    parser.add_argument("--repeat", type=int, default=60, help="calls per measured figure")
+    parser.add_argument("--root", help="where to build the root (default: a new temp dir)")
+    args = parser.parse_args()
+    root = args.root or tempfile.mkdtemp(prefix="lancens-scale-")
+    checkpoints = sorted({c for c in CHECKPOINTS if c < args.tables} | {args.tables})
+    ns = DirectoryNamespace(root)
+    for n in range(NAMESPACES):
+        ns.create_namespace([f"ns{n}"])
+    results: dict[int, dict[str, float]] = {}
+    creates: list[float] = []
+    started = time.perf_counter()
+    for i in range(args.tables):
+        begin = time.perf_counter()
+        ns.create_table(table_id(i), DATA)
+        creates.append((time.perf_counter() - begin) * 1000)
+        if i + 1 in checkpoints:
+            results[i + 1] = measure(root, i + 1, creates, args.repeat)
+            print(f"{i + 1} tables after {time.perf_counter() - started:.0f}s", flush=True)
+    names = list(results[checkpoints[0]])
+    header = f"{'tables':>14}" + "".join(f"{c:>10}" for c in checkpoints)
+    print(f"\nroot {root}, {NAMESPACES} namespaces; ms per operation (median) unless named\n{header}")
+    for name in names:
+        print(f"{name:>14}" + "".join(f"{results[c][name]:>10.2f}" for c in checkpoints))
+    base = results[checkpoints[0]]
+    print(f"\nrelative to {checkpoints[0]} tables (target <= {TARGET}x; list and cold read return more rows)")
+    for name in ("create", "describe", "exists", "list", "cold describe", "cold read"):
+        ratios = "".join(f"{results[c][name] / base[name]:>9.2f}x" for c in checkpoints)
+        verdict = (
+            ""
+            if name in NOT_TARGETS
+            else ("  ok" if results[checkpoints[-1]][name] <= TARGET * base[name] else "  OVER")
+        )
+        print(f"{name:>14}{ratios}{verdict}")
+
+
+if __name__ == "__main__":
+    main()
