@@ -15,7 +15,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -143,6 +143,16 @@ def run_timed(command: Sequence[str], cwd: Path, env: Mapping[str, str] | None =
 
 def median(values: Sequence[float]) -> float:
     return statistics.median(values)
+
+
+def median_ms(call: Callable[[], object], repeat: int) -> float:
+    """Milliseconds of ``call``, the median of ``repeat`` calls in this process (engine operations)."""
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
 
 
 def spread(values: Sequence[float]) -> str:

@@ -32,6 +32,7 @@ import lance
 import lance.namespace as native_ns
 import lance_namespace as lns
 import pyarrow as pa
+from harness import median_ms
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, maintenance
 
@@ -48,15 +49,6 @@ def ipc(table: pa.Table) -> bytes:
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
     return sink.getvalue()
-
-
-def median_ms(call: Callable[[], object], repeat: int) -> float:
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
 
 
 def timed(call: Callable[[], object]) -> float:

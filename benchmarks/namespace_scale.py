@@ -30,10 +30,10 @@ import resource
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
 
 import lance
 import pyarrow as pa
+from harness import median_ms
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, maintenance
 
@@ -43,15 +43,6 @@ WINDOW = 200
 DATA = pa.table({"id": [1]})
 TARGET = 1.2
 NOT_TARGETS = {"list", "cold read"}
-
-
-def median_ms(call: Callable[[], object], repeat: int) -> float:
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
 
 
 def table_id(i: int) -> list[str]:
