@@ -75,12 +75,18 @@ class NamespaceContext:
 
     def listed_data(self, location: str) -> tuple[bool, int | None]:
         """Whether the table has a version, and (object stores) its newest version when one
-        ordered listing tells it: ``has_data`` and the describe after it share that request."""
-        if self.fs.lists_in_order:
-            latest = layout.newest_listed_version(self.fs, location)
-            if latest is not None:
-                return True, latest
-        return self.has_data(location), None
+        ordered listing tells it: ``has_data`` and the describe after it share that request, and
+        so do all resolves of the table inside one pinned read (``ManifestView.listings``)."""
+        if not self.fs.lists_in_order:
+            return self.has_data(location), None
+        pinned = self.manifest.pinned()  # inside one pinned read, each table is listed once
+        if pinned is not None and location in pinned.listings:
+            return pinned.listings[location]
+        latest = layout.newest_listed_version(self.fs, location)
+        found = (True, latest) if latest is not None else (self.has_data(location), None)
+        if pinned is not None:
+            pinned.listings[location] = found
+        return found
 
     def keep(self, location: str, dataset: lance.LanceDataset) -> lance.LanceDataset:
         """memory:// tables vanish when no dataset references them: hold one handle per table."""

@@ -142,6 +142,9 @@ class ManifestView:
         _check_flags(self.metadata, READER_FLAGS, "read")
         self._found: dict[str, Row | None] = {}
         self._large: bool | None = None
+        self.listings: dict[str, tuple[bool, int | None]] = {}
+        """Per table location, what one listing of its ``_versions/`` found while this view is
+        pinned (``NamespaceContext.listed_data``): one instant for the table too."""
 
     def snapshot(self) -> ManifestSnapshot:
         return self._table._snapshot_at(self._dataset)
@@ -393,6 +396,11 @@ class ManifestTable:
             yield self._local.pinned
         finally:
             self._local.pinned = None
+
+    def pinned(self) -> ManifestView | None:
+        """This thread's view inside ``snapshot()``, without opening anything; None outside."""
+        pinned: ManifestView | None = getattr(self._local, "pinned", None)
+        return pinned
 
     def current(self) -> ManifestView:
         """The pinned view inside ``snapshot()``, else the latest version."""
