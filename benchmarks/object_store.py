@@ -119,9 +119,12 @@ class LoggedMotoServer(ThreadedMotoServer):
 def s3_server() -> Iterator[tuple[RequestLog, dict[str, str]]]:
     """A logging moto server on a free 127.0.0.1 port with one bucket; yields the log and the
     storage options (Lance's names) that reach it."""
+    import logging
     import socket
 
     import boto3
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # the log is counted, not printed
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
