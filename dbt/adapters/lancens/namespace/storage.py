@@ -117,7 +117,10 @@ class Storage:
         if self._is_s3:
             bucket, _, key = self._path(path).rstrip("/").partition("/")
             prefix = f"{key}/"
-            reply = self.fs.call_s3("list_objects_v2", Bucket=bucket, Prefix=prefix, MaxKeys=limit)
+            try:
+                reply = self.fs.call_s3("list_objects_v2", Bucket=bucket, Prefix=prefix, MaxKeys=limit)
+            except FileNotFoundError:  # a missing bucket lists nothing, as ``ls`` says; writes name it
+                return [], False
             keys = [str(item["Key"])[len(prefix) :] for item in reply.get("Contents", [])]
             return [name for name in keys if "/" not in name], bool(reply.get("IsTruncated"))
         names = sorted(self.names(path), key=str.encode)
