@@ -201,7 +201,8 @@ class LancensRuntime:
         relations the view reads are registered by the same thread while it creates the view."""
         object_id = [*namespace, name]
         self.backend.note_registered(object_id)
-        with self.lock:
+        # One catalog state for "view or table?" and the table's description (a request on S3 each).
+        with self.lock, self.namespace.consistent_reads():
             try:
                 view = self.namespace.describe_view(object_id)
             except errors.NamespaceError:

@@ -146,8 +146,9 @@ def index_commits(
     """Where the table's index changes land; None when there is no table (nothing was built)."""
     if staging is not None and staging.staged_tip(table_id) is not None:
         return StagedIndexCommits(namespace, staging, table_id, properties)
-    if not namespace.table_exists(list(table_id)):
-        return None
-    if staging is not None:
-        return StagedIndexCommits(namespace, staging, table_id, properties)
-    return DirectIndexCommits(namespace, table_id, properties)
+    with namespace.consistent_reads():  # "exists?" and the latest version: one catalog check
+        if not namespace.table_exists(list(table_id)):
+            return None
+        if staging is not None:
+            return StagedIndexCommits(namespace, staging, table_id, properties)
+        return DirectIndexCommits(namespace, table_id, properties)

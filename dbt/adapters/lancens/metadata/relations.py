@@ -20,11 +20,12 @@ def list_relations(
 ) -> list[LancensRelation]:
     """Tables and views of one namespace; a namespace that does not exist has none."""
     namespace = runtime.namespace
-    if not namespace.namespace_exists(namespace_id):
-        return []
+    with namespace.consistent_reads():  # one catalog state, found once (a request on S3)
+        if not namespace.namespace_exists(namespace_id):
+            return []
+        tables = all_pages(namespace.list_tables, namespace_id)
+        views = all_pages(namespace.list_views, namespace_id)
     schema = namespace_to_schema(namespace_id)
-    tables = all_pages(namespace.list_tables, namespace_id)
-    views = all_pages(namespace.list_views, namespace_id)
     return [
         LancensRelation.create(database=database, schema=schema, identifier=name, type=kind)
         for names, kind in ((tables, RelationType.Table), (views, RelationType.View))

@@ -29,12 +29,13 @@ def list_schemas(namespace: DirectoryNamespace) -> list[str]:
     """Every namespace under the root, nested ones included, in dbt's dotted form."""
     found: list[str] = []
     pending: list[list[str]] = [[]]
-    while pending:
-        parent = pending.pop()
-        for name in all_pages(namespace.list_namespaces, parent):
-            child = [*parent, name]
-            found.append(namespace_to_schema(child))
-            pending.append(child)
+    with namespace.consistent_reads():  # one catalog state for the whole walk (a request on S3)
+        while pending:
+            parent = pending.pop()
+            for name in all_pages(namespace.list_namespaces, parent):
+                child = [*parent, name]
+                found.append(namespace_to_schema(child))
+                pending.append(child)
     return sorted(found)
 
 

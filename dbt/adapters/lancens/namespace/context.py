@@ -39,6 +39,10 @@ class NamespaceContext:
             self.fs.join(ids.MANIFEST_NAME), config.storage_options, self.session, self.fs
         )
         self._memory_handles: dict[str, lance.LanceDataset] = {}
+        # Object stores: per table location, the dataset last opened at the newest version listed.
+        # A version names immutable content, so it serves any open of that same version; which
+        # version is the latest is always listed again (one request), never taken from here.
+        self._opened: dict[str, lance.LanceDataset] = {}
 
     @property
     def lance_options(self) -> dict[str, str] | None:
@@ -47,10 +51,42 @@ class NamespaceContext:
 
     # ---------------------------------------------------------------- datasets
     def open_dataset(self, location: str, version: int | None = None) -> lance.LanceDataset:
+        """The table at ``version`` (the latest when None).
+
+        On S3 the latest is found by ONE ordered listing of ``_versions/``
+        (``layout.newest_listed_version``) and a dataset already opened at the version asked for
+        is served again: Lance's own open lists every version (and its pinned open costs a HEAD)
+        each time. Callers never change the dataset object (commits go through
+        ``lance.LanceDataset.commit``, which returns a new one)."""
+        if self.fs.lists_in_order:
+            if version is None:
+                version = layout.newest_listed_version(self.fs, location)
+            opened = self._opened.get(location)
+            if version is not None and opened is not None and opened.version == version:
+                return opened
         dataset = lance.dataset(
             location, version=version, storage_options=self.lance_options, session=self.session
         )
+        if self.fs.lists_in_order:
+            opened = self._opened.get(location)
+            if opened is None or opened.version <= dataset.version:
+                self._opened[location] = dataset
         return self.keep(location, dataset)
+
+    def listed_data(self, location: str) -> tuple[bool, int | None]:
+        """Whether the table has a version, and (object stores) its newest version when one
+        ordered listing tells it: ``has_data`` and the describe after it share that request, and
+        so do all resolves of the table inside one pinned read (``ManifestView.listings``)."""
+        if not self.fs.lists_in_order:
+            return self.has_data(location), None
+        pinned = self.manifest.pinned()  # inside one pinned read, each table is listed once
+        if pinned is not None and location in pinned.listings:
+            return pinned.listings[location]
+        latest = layout.newest_listed_version(self.fs, location)
+        found = (True, latest) if latest is not None else (self.has_data(location), None)
+        if pinned is not None:
+            pinned.listings[location] = found
+        return found
 
     def keep(self, location: str, dataset: lance.LanceDataset) -> lance.LanceDataset:
         """memory:// tables vanish when no dataset references them: hold one handle per table."""
@@ -105,8 +141,9 @@ class NamespaceContext:
         ids.validate_page(page_token, limit)
         if kind == kinds.NAMESPACE and not self.manifest_enabled:
             return Page([], None)
-        self.require_namespace(parent)
-        names = self.children(parent, kind)
+        with self.manifest.snapshot():  # one __manifest open for the check and the listing
+            self.require_namespace(parent)
+            names = self.children(parent, kind)
         if not parent and root_extra is not None:
             names = ids.sort_names([*names, *root_extra()])
         return Page(*ids.paginate(names, page_token, limit))
@@ -147,11 +184,13 @@ class NamespaceContext:
         if kind == kinds.TABLE:
             assert row is not None
             location = layout.absolute_location(self.fs, row["location"])
-            return ResolvedTable(valid_id, location, True, not self.has_data(location))
+            found, latest = self.listed_data(location)
+            return ResolvedTable(valid_id, location, True, not found, latest)
         if kind is None and len(valid_id) == 1 and self.dir_listing_enabled:
             location = self.v1_location(valid_id[0])
             if layout.v1_table_exists(self.fs, location):
-                return ResolvedTable(valid_id, location, False, not self.has_data(location))
+                found, latest = self.listed_data(location)
+                return ResolvedTable(valid_id, location, False, not found, latest)
         raise errors.TableNotFoundError(f"table {ids.display(valid_id)} not found")
 
     def table_exists(self, table_id: Sequence[str]) -> bool:

@@ -9,7 +9,8 @@ delegates to exactly one of them, where its docstring says how it follows the sp
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 import lance
 from lance.lance import _Session as LanceSession
@@ -110,6 +111,18 @@ class DirectoryNamespace:
 
     def __repr__(self) -> str:
         return f"DirectoryNamespace({self.properties!r})"
+
+    @contextmanager
+    def consistent_reads(self) -> Iterator[None]:
+        """Within the block, this thread's reads see one ``__manifest`` version, found once.
+
+        For a caller asking several questions of one catalog state (a namespace's tables and
+        views; whether a name is a view or a table): on S3 each finding of the latest version is a
+        request. Keep the block to reads: writes inside it plan on that version first (a conflict
+        sends them to the latest), and this thread's reads after its own commit would still see
+        the pinned version."""
+        with self._context.manifest.snapshot():
+            yield
 
     # ------------------------------------------------------------ namespaces (namespace_ops.py)
     def create_namespace(self, id: Sequence[str], properties: Properties = None) -> NamespaceInfo:

@@ -144,6 +144,9 @@ class ManifestView:
         _check_flags(self.metadata, READER_FLAGS, "read")
         self._found: dict[str, Row | None] = {}
         self._large: bool | None = None
+        self.listings: dict[str, tuple[bool, int | None]] = {}
+        """Per table location, what one listing of its ``_versions/`` found while this view is
+        pinned (``NamespaceContext.listed_data``): one instant for the table too."""
 
     def snapshot(self) -> ManifestSnapshot:
         return self._table._snapshot_at(self._dataset)
@@ -219,13 +222,20 @@ class ManifestTable:
         self._session = session
         self._cached = ManifestSnapshot.empty()
         self._handle: lance.LanceDataset | None = None
+        # On S3 (``_open_listed``): the newest version this process has seen, for the rollback check.
+        self._known = 0
         # One namespace serves several threads (dbt runs models in parallel): the cache is shared
         # under a lock, while a snapshot pin belongs to the thread that took it.
         self._lock = threading.RLock()
         self._local = threading.local()
 
     # ----------------------------------------------------------------- reading
-    def _open(self) -> lance.LanceDataset | None:
+    def _open(self, private: bool = False) -> lance.LanceDataset | None:
+        """The latest version. ``private``: a dataset object of the caller's own, for a commit
+        (a merge moves the object it runs on to the new version, so a shared one must never see a
+        merge); otherwise, on S3, the shared handle when the version did not change."""
+        if self._storage.lists_in_order:
+            return self._open_listed(private)
         # The hint is read BEFORE opening: a version it names was committed before this open began,
         # so the open must see it unless its file is gone. (Reading it after the open would race
         # with a concurrent writer's commit and report damage that is not there.)
@@ -247,6 +257,46 @@ class ManifestTable:
             )
         # A memory:// store lives only while a dataset references it: keep the latest handle.
         self._handle = dataset
+        return dataset
+
+    def _open_listed(self, private: bool) -> lance.LanceDataset | None:
+        """On S3: the latest version from ONE ordered listing of ``_versions/`` (pylance 14 writes
+        no ``latest_version_hint.json`` there, so reading the hint cost a HEAD and s3fs's fallback
+        LIST for nothing, and Lance's own open lists every version).
+
+        A version names immutable content, so the shared handle serves while the listing still
+        names its version: a check costs that one request, and the rows are read again only when
+        the version changed. The listing replaces the hint as the rollback check within this
+        process: a newest version below one this process already saw means its file was lost
+        (``_known`` is read before the listing starts, so another thread's newer open is no false
+        alarm). A fresh process has nothing to compare with on S3 (docs/namespace-engine.md)."""
+        with self._lock:
+            known, shared = self._known, self._handle
+        version = layout.newest_listed_version(self._storage, self.uri)
+        if version is None:
+            dataset = self._open_latest()
+        elif shared is not None and shared.version == version and not private:
+            dataset = shared
+        else:
+            try:
+                dataset = lance.dataset(
+                    self.uri, version=version, storage_options=self._storage_options, session=self._session
+                )
+            except (OSError, ValueError) as exc:
+                raise errors.InternalError(f"__manifest at {self.uri} cannot be read: {exc}") from exc
+        newest = dataset.version if dataset is not None else 0
+        if newest < known:
+            raise errors.InternalError(
+                f"__manifest at {self.uri} is damaged: this process read version {known} but the newest "
+                f"readable version is now {newest}; refusing to read or write a rolled-back namespace "
+                "(restore the missing _versions/ file)"
+            )
+        if dataset is not None and not private:
+            with self._lock:
+                if self._handle is None or self._handle.version <= newest:
+                    self._handle = dataset
+        with self._lock:
+            self._known = max(self._known, newest)
         return dataset
 
     def _open_from_hint(self, hinted: int) -> lance.LanceDataset | None:
@@ -275,6 +325,16 @@ class ManifestTable:
             )
         except (OSError, ValueError):
             return None  # the listing path below decides what is wrong
+
+    def _private(self, dataset: lance.LanceDataset) -> lance.LanceDataset:
+        """``dataset``'s version in an object of the caller's own on S3, where views may share the
+        handle (a commit's merge moves the object it runs on); one HEAD, the manifest is in the
+        session's cache."""
+        if not self._storage.lists_in_order:
+            return dataset
+        return lance.dataset(
+            self.uri, version=dataset.version, storage_options=self._storage_options, session=self._session
+        )
 
     def _version_file(self, version: int, scheme: str) -> str:
         return f"{self.uri}/{layout.VERSIONS_DIR}/{layout.manifest_name(version, scheme)}"
@@ -339,6 +399,11 @@ class ManifestTable:
         finally:
             self._local.pinned = None
 
+    def pinned(self) -> ManifestView | None:
+        """This thread's view inside ``snapshot()``, without opening anything; None outside."""
+        pinned: ManifestView | None = getattr(self._local, "pinned", None)
+        return pinned
+
     def current(self) -> ManifestView:
         """The pinned view inside ``snapshot()``, else the latest version."""
         pinned: ManifestView | None = getattr(self._local, "pinned", None)
@@ -363,7 +428,7 @@ class ManifestTable:
 
     # ----------------------------------------------------------------- writing
     def _writable(self) -> lance.LanceDataset:
-        dataset = self._open()
+        dataset = self._open(private=True)
         if dataset is None:  # not `or`: an empty LanceDataset is falsy (it has a length)
             dataset = self._create()
         _check_flags(dict(dataset.metadata), READER_FLAGS, "read")
@@ -378,7 +443,7 @@ class ManifestTable:
             )
         except datasets.DatasetExistsError:
             pass
-        existing = self._open()
+        existing = self._open(private=True)
         if existing is None:
             raise errors.InternalError(f"__manifest at {self.uri} was created but cannot be opened")
         return existing
@@ -393,7 +458,7 @@ class ManifestTable:
             if attempt == 0 and pinned is not None and pinned._dataset is not None:
                 # The version this operation already read: safe to plan on even if another writer
                 # committed since, because Lance then reports the conflict and we plan again.
-                dataset, base = pinned._dataset, pinned
+                dataset, base = self._private(pinned._dataset), pinned
                 _check_flags(base.metadata, WRITER_FLAGS, "write")
             else:
                 dataset = self._writable()

@@ -77,3 +77,6 @@ class ResolvedTable:
     location: str
     in_manifest: bool
     declared_only: bool
+    latest: int | None = None
+    """The newest version the listing that found the table's data named (object stores), so the
+    describe that follows opens it without listing again; None when not listed that way."""

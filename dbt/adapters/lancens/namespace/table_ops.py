@@ -194,7 +194,8 @@ class TableOps:
                 table_id, table_id[-1], table_id[:-1], resolved.location, None, None, properties, True
             )
         try:
-            dataset = self._ctx.open_dataset(resolved.location, version)
+            wanted = resolved.latest if version is None else version
+            dataset = self._ctx.open_dataset(resolved.location, wanted)
         except (ValueError, OSError) as exc:
             if version is not None and "not found" in str(exc).lower():
                 raise errors.TableVersionNotFoundError(

@@ -253,9 +253,11 @@ class VersionManager:
         first commit stopped there is no longer declared-only. Finished rows cost nothing: only rows
         still pointing at a staging manifest are touched."""
         rows = self._rows(table.id)
-        for version, meta in rows.items():
-            if not is_finished(version, meta):
-                self._finish(table, version, meta)
+        unfinished = [(version, meta) for version, meta in rows.items() if not is_finished(version, meta)]
+        for version, meta in unfinished:
+            self._finish(table, version, meta)
+        if unfinished:  # the listing that named the latest version ran before these were finished
+            table = replace(table, latest=None)
         if rows and table.declared_only:
             return replace(table, declared_only=False)
         return table
