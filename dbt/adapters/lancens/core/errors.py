@@ -8,13 +8,16 @@ from pyspark.errors import PySparkException
 
 from dbt.adapters.lancens.core.jvm import java_error_message
 from dbt.adapters.lancens.core.names import namespace_id
+from dbt.adapters.lancens.namespace.errors import without_source_locations
 
 _JAVA_FRAME = re.compile(r"^\s+at [\w.$]+\(.*\)$|^\s*\.\.\. \d+ more$")
 _RELATION_PARAM = ("relationName", "objectName", "viewName", "tableName")
 
 
 def spark_error_message(exc: BaseException) -> str:
-    """Spark's own message for `exc`, without the JVM stack trace that `str()` may append."""
+    """Spark's own message for `exc`, without the JVM stack trace that `str()` may append, nor the
+    Rust source locations of a Lance error (a Lance error reaches dbt through here when no engine
+    error wraps it)."""
     if isinstance(exc, PySparkException):
         try:
             message = exc.getMessage()
@@ -24,7 +27,8 @@ def spark_error_message(exc: BaseException) -> str:
         message = java_error_message(exc) or str(exc)
     message = message.split("\n\nJVM stacktrace:", 1)[0]
     # Java frames ("\tat org.apache...") are noise for a dbt user; Python tracebacks stay.
-    return "\n".join(line for line in message.splitlines() if not _JAVA_FRAME.match(line)).strip()
+    lines = (line for line in message.splitlines() if not _JAVA_FRAME.match(line))
+    return without_source_locations("\n".join(lines)).strip()
 
 
 def missing_relation(exc: BaseException) -> tuple[str, str] | None:
@@ -88,8 +92,6 @@ _REFUSALS: tuple[tuple[tuple[str, ...], str], ...] = (
         "directory; nothing was written.",
     ),
 )
-# Where in Lance's Rust source an error was raised (`, /…/writer.rs:190:9`): noise for a dbt user.
-_RUST_LOCATION = re.compile(r",?\s*\S+\.rs:\d+:\d+")
 
 
 def storage_refusal_message(exc: BaseException, text: str, root: str) -> str | None:
@@ -108,7 +110,7 @@ def storage_refusal_message(exc: BaseException, text: str, root: str) -> str | N
         else:  # the refusing line and the store's reply that follows it, up to Spark's SQLSTATE
             sqlstate = (i for i in range(first + 1, len(lines)) if lines[i].startswith("SQLSTATE"))
             end = next(sqlstate, len(lines))
-            detail = _RUST_LOCATION.sub("", " ".join(lines[first:end]))
+            detail = without_source_locations(" ".join(lines[first:end]))
         return f"dbt-lancens: {advice.format(root=root)} Storage error: {detail}"
     return None
 
