@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from pyspark.errors import PySparkException
 
@@ -137,9 +138,13 @@ def lost_session_message(text: str, server: str) -> str | None:
     )
 
 
-def missing_relation_message(exc: BaseException, root: str) -> str | None:
+def missing_relation_message(
+    exc: BaseException, root: str, namespace_exists: Callable[[list[str]], bool]
+) -> str | None:
     """A missing table or view named as dbt and the namespace name it (`analytics.raw.events`),
-    not by the Spark database that mirrors the namespace (`analytics__raw`)."""
+    not by the Spark database that mirrors the namespace (`analytics__raw`). Spark reports a table
+    of a schema that does not exist as a missing table; the message names the missing schema then,
+    since that is what to fix."""
     relation = missing_relation(exc)
     if relation is None:
         return None
@@ -148,9 +153,14 @@ def missing_relation_message(exc: BaseException, root: str) -> str | None:
         namespace = namespace_id(database)
     except ValueError:  # not a database this adapter made: Spark's own message says it best
         return None
+    missing = f"dbt-lancens: {'.'.join([*namespace, name.lower()])} not found"
+    if not namespace_exists(namespace):
+        return (
+            f"{missing}: the namespace (schema) {'.'.join(namespace)!r} does not exist under the "
+            f"namespace root {root!r}. Check the source's or model's schema, or build it first."
+        )
     where = f"the namespace {'.'.join(namespace)!r}" if namespace else "the root namespace"
     return (
-        f"dbt-lancens: {'.'.join([*namespace, name.lower()])} not found: {where} under the namespace "
-        f"root {root!r} has no table or view {name.lower()!r}. Check the source's or model's schema "
-        "and name, or build it first."
+        f"{missing}: {where} under the namespace root {root!r} has no table or view "
+        f"{name.lower()!r}. Check the source's or model's schema and name, or build it first."
     )
