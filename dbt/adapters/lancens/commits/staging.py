@@ -307,6 +307,13 @@ def _stage(
         info = namespace.describe_table(table_id)
     except errors.TableNotFoundError:
         info = None
+    if info is not None and info.location.rstrip("/") != location.rstrip("/"):
+        # The write began on a table nobody had (its files went to a location of its own) and
+        # another writer created the table meanwhile: the files cannot become its version.
+        raise errors.ConcurrentModificationError(
+            f"atomic publish: another run created {'.'.join(table_id)} while this run was building "
+            "it; nothing of this run will be published: run it again"
+        )
     if info is not None and not info.declared_only and read_version is None:
         read_version = info.version
     staged = namespace.stage_table_commit(
