@@ -20,6 +20,9 @@ def spark_error_message(exc: BaseException) -> str:
     Rust source locations of a Lance error (a Lance error reaches dbt through here when no engine
     error wraps it)."""
     if isinstance(exc, PySparkException):
+        raised = _raised_by_sql(exc)
+        if raised is not None:
+            return raised
         try:
             message = exc.getMessage()
         except Exception:  # a Python-side PySparkException has no JVM message
@@ -30,6 +33,17 @@ def spark_error_message(exc: BaseException) -> str:
     # Java frames ("\tat org.apache...") are noise for a dbt user; Python tracebacks stay.
     lines = (line for line in message.splitlines() if not _JAVA_FRAME.match(line))
     return without_source_locations("\n".join(lines)).strip()
+
+
+def _raised_by_sql(exc: PySparkException) -> str | None:
+    """The message SQL's `raise_error(...)` raised (a contract's check, the atomic publish's
+    report), as written: Spark wraps it in `[USER_RAISED_EXCEPTION] ... SQLSTATE: P0001`."""
+    try:
+        if exc.getCondition() != "USER_RAISED_EXCEPTION":
+            return None
+        return (exc.getMessageParameters() or {}).get("errorMessage")
+    except Exception:  # a Python-side PySparkException has no JVM error class
+        return None
 
 
 def missing_relation(exc: BaseException) -> tuple[str, str] | None:
