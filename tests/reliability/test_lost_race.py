@@ -144,7 +144,7 @@ def test_atomic_run_that_loses_the_publish_on_a_built_root(tmp_path: Path) -> No
 def test_atomic_run_that_loses_a_new_table_on_a_fresh_root(tmp_path: Path) -> None:
     """The loser's write of m1 begins on a root without m1; the winner publishes m1 meanwhile. The
     loser's m1 fails in words (not Lance's "detached commits cannot currently be used to create new
-    datasets") and the run publishes nothing."""
+    datasets") and the run publishes nothing, which its m2's result says."""
     root, gate = str(tmp_path / "root"), tmp_path / "gate"
     gate.mkdir()
     loser, winner = _project(tmp_path / "loser", root, True), _project(tmp_path / "winner", root, True)
@@ -155,7 +155,10 @@ def test_atomic_run_that_loses_a_new_table_on_a_fresh_root(tmp_path: Path) -> No
     output = _race(loser, winner, gate, ["run", "--vars", "{who: loser}"], ["run", "--vars", "{who: winner}"])
     _said_in_words(output, "another run created race.m1 while this run was building it", "run it again")
     assert "detached commits" not in output
-    assert loser.results()["m1"]["status"] == "error"
+    results = loser.results()
+    assert results["m1"]["status"] == "error", results
+    # m2 was built and staged, but its run published nothing: dbt must not count it as built
+    assert results["m2"]["status"] == "error" and "not published" in results["m2"]["message"], results
     ns = winner.namespace()
     assert _rows(winner, "m1") == (1, ["winner"] * 3)
     assert not ns.table_exists(["race", "m2"])  # staged by the loser, never published

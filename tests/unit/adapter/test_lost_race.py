@@ -76,3 +76,4 @@ def test_a_new_table_another_run_created_meanwhile_fails_the_write_in_words(runt
     assert "detached" not in str(lost.value)
     publish.finish(runtime, ["error"])
     assert runtime.namespace.describe_table(NEW).version == 1
+    assert publish.failed(["success", "error"]) and not publish.failed(["success", "skipped"])

@@ -43,6 +43,11 @@ class LostRace(errors.ConcurrentModificationError):
         self.objects = objects
 
 
+def failed(statuses: Iterable[str]) -> bool:
+    """Whether a node of the run failed, which makes the run publish nothing."""
+    return bool(FAILED_STATUSES.intersection(str(status).lower() for status in statuses))
+
+
 def begin(runtime: LancensRuntime, run_id: str) -> None:
     """Start staging this process's writes (needs table version management, which it turns on)."""
     runtime.enable_version_management()
@@ -59,7 +64,7 @@ def finish(runtime: LancensRuntime, statuses: list[str]) -> dict[tuple[str, ...]
         publisher, runtime.publisher = runtime.publisher, None
     if publisher is None or not (publisher.writes or publisher.views):
         return {}
-    if FAILED_STATUSES.intersection(str(status).lower() for status in statuses):
+    if failed(statuses):
         _cleanup(runtime, publisher, discard_staged=True)
         return {}
     try:
@@ -68,7 +73,7 @@ def finish(runtime: LancensRuntime, statuses: list[str]) -> dict[tuple[str, ...]
         # 12: a version this run staged was published by another run; 14: a table or view it
         # created was, or other writers kept changing `__manifest`. Nothing of this run landed.
         _cleanup(runtime, publisher, discard_staged=True)
-        raise LostRace(exc.message, [*publisher.writes, *publisher.views]) from exc
+        raise LostRace(exc.message, publisher.objects()) from exc
     except Exception:
         # the engine raises only before its commit point: nothing was published
         _cleanup(runtime, publisher, discard_staged=True)
@@ -118,10 +123,16 @@ def report_lost_race(results: Iterable[Any], lost: LostRace, message: str) -> st
 
     dbt reports an on-run-end hook as failed only when its SQL fails as it runs: an error raised
     while the hook is rendered (where the publish happens) stops dbt as if it was interrupted
-    ("Exited because of keyboard interrupt", dbt-core's `RunTask.after_run`). And each node that
-    built a table or view of the run was reported OK although nobody will see what it built: its
-    result becomes an error with `message`, so the summary, run_results.json and `dbt retry` agree."""
-    staged = set(lost.objects)
+    ("Exited because of keyboard interrupt", dbt-core's `RunTask.after_run`)."""
+    report_not_published(results, lost.objects, message)
+    return f"select raise_error({spark_string(message)})"
+
+
+def report_not_published(results: Iterable[Any], objects: Iterable[tuple[str, ...]], message: str) -> None:
+    """Each node reported OK that built one of `objects` (what the run staged, none of it
+    published) becomes an error with `message`: dbt's summary, run_results.json and `dbt retry`
+    must not count as built what nobody will see."""
+    staged = set(objects)
     for result in results:
         node = getattr(result, "node", None)
         if node is None or str(getattr(result.status, "value", result.status)) != RunStatus.Success:
@@ -133,4 +144,3 @@ def report_lost_race(results: Iterable[Any], lost: LostRace, message: str) -> st
         if built in staged:
             result.status = RunStatus.Error
             result.message = f"built, but not published: {message}"
-    return f"select raise_error({spark_string(message)})"

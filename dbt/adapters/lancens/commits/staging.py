@@ -96,6 +96,11 @@ class RunPublisher:
                     "while this write was in progress"
                 )
 
+    def objects(self) -> list[tuple[str, ...]]:
+        """The ids of every table and view the run staged or held."""
+        with self.lock:
+            return [*self.writes, *self.views]
+
     def hold_view(self, view: ViewInfo) -> None:
         """Create or replace `view` when the run publishes (its latest definition wins)."""
         with self.lock:

@@ -559,12 +559,16 @@ class LancensAdapter(SparkAdapter):
         Returns `published` (table -> version) and the hook's `sql`: empty, or a statement that
         fails saying why nothing was published when another run won the race (`report_lost_race`)."""
         statuses = [str(getattr(r.status, "value", r.status)) for r in results]
+        staged = self.runtime.publisher.objects() if self.runtime.publisher is not None else []
         with self._hook_connection(), self.connections.exception_handler("atomic publish"):
             try:
                 published = publish.finish(self.runtime, statuses)
             except publish.LostRace as lost:
                 message = self.config.credentials.redact(f"dbt-lancens {lost}")
                 return {"published": {}, "sql": publish.report_lost_race(results, lost, message)}
+        if publish.failed(statuses):
+            reason = "a node of this atomic-publish run failed, so nothing of the run was published"
+            publish.report_not_published(results, staged, reason)
         return {"published": {".".join(key): version for key, version in published.items()}, "sql": ""}
 
     def acquire_connection(self, name: str | None = None) -> Any:
