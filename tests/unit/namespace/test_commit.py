@@ -138,6 +138,18 @@ def test_conflicting_concurrent_commit_is_14_and_leaves_no_version(ns: Directory
     assert content(ns, T) == [1, 2]
 
 
+def test_conflict_message_says_what_happened_without_lance_source_locations(ns: DirectoryNamespace) -> None:
+    """Issue #38: the 14 carried Lance's `conflict_resolver.rs:1830:30`."""
+    create(ns, T, _rows(0))
+    stale = [overwrite(ns, T, _rows(10)), overwrite(ns, T, _rows(20))]
+    ns.commit_table(T, stale[0], 1)
+    with pytest.raises(errors.ConcurrentModificationError) as conflict:
+        ns.commit_table(T, stale[1], 1)
+    message = str(conflict.value)
+    assert "another writer committed a conflicting change since version 1" in message
+    assert "run it again" in message and ".rs:" not in message, message
+
+
 def test_restore_makes_a_new_version_equal_to_the_old_one(ns: DirectoryNamespace) -> None:
     create(ns, T, _rows(0))
     ns.commit_table(T, overwrite(ns, T, _rows(100)))

@@ -5,7 +5,9 @@ stage instead of committing (`staging.py`); `finish` (its on-run-end hook) publi
 version of the run (each table's write and the index versions staged on top of it) and the views
 the run created or replaced in ONE `__manifest` commit (the engine's BatchCreateTableVersions)
 when the run succeeded, and discards them when any node failed. A run that dies before its end
-publishes nothing: staged versions have no row, and the engine never reports them.
+publishes nothing: staged versions have no row, and the engine never reports them. A run that
+another run beat to one of its tables (it published a version or a table this run staged) publishes
+nothing either, and says so in those words (`LostRace`).
 
 Inside the run, the Spark catalog entry of a staged table reads its staged content (the runtime's
 `refresh_table`), so downstream models see their upstream's new rows while every other reader sees
@@ -14,11 +16,36 @@ the previous versions.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
+from dbt.artifacts.schemas.results import RunStatus
+
 from dbt.adapters.lancens.commits.staging import SCRATCH_DIR, RunPublisher, unpublished_files
+from dbt.adapters.lancens.core import names
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.namespace import errors
+from dbt.adapters.lancens.statements.text import spark_string
 
 FAILED_STATUSES = frozenset({"error", "fail", "runtime error", "partial success"})
+
+
+class LostRace(errors.ConcurrentModificationError):
+    """Another run published a version or a table this run staged: nothing of this run was
+    published. `objects`: the ids of everything the run had staged (its tables and views)."""
+
+    def __init__(self, detail: str, objects: list[tuple[str, ...]]) -> None:
+        shown = ", ".join(".".join(object_id) for object_id in objects)
+        super().__init__(
+            f"atomic publish: another run published or changed some of this run's tables first ({detail}); "
+            f"nothing of this run was published ({shown} discarded): run it again"
+        )
+        self.objects = objects
+
+
+def failed(statuses: Iterable[str]) -> bool:
+    """Whether a node of the run failed, which makes the run publish nothing."""
+    return bool(FAILED_STATUSES.intersection(str(status).lower() for status in statuses))
 
 
 def begin(runtime: LancensRuntime, run_id: str) -> None:
@@ -37,11 +64,16 @@ def finish(runtime: LancensRuntime, statuses: list[str]) -> dict[tuple[str, ...]
         publisher, runtime.publisher = runtime.publisher, None
     if publisher is None or not (publisher.writes or publisher.views):
         return {}
-    if FAILED_STATUSES.intersection(str(status).lower() for status in statuses):
+    if failed(statuses):
         _cleanup(runtime, publisher, discard_staged=True)
         return {}
     try:
         published = runtime.namespace.publish(publisher.staged_commits(), list(publisher.views.values()))
+    except (errors.TableVersionAlreadyExistsError, errors.ConcurrentModificationError) as exc:
+        # 12: a version this run staged was published by another run; 14: a table or view it
+        # created was, or other writers kept changing `__manifest`. Nothing of this run landed.
+        _cleanup(runtime, publisher, discard_staged=True)
+        raise LostRace(exc.message, publisher.objects()) from exc
     except Exception:
         # the engine raises only before its commit point: nothing was published
         _cleanup(runtime, publisher, discard_staged=True)
@@ -83,3 +115,32 @@ def _cleanup(runtime: LancensRuntime, publisher: RunPublisher, discard_staged: b
     if storage.exists(publisher.scratch):
         storage.rm(publisher.scratch, recursive=True)
     storage.remove_if_empty(storage.join(SCRATCH_DIR))  # kept while another run has a copy there
+
+
+def report_lost_race(results: Iterable[Any], lost: LostRace, message: str) -> str:
+    """Say in dbt's own report that nothing of the run was published (`message`: why, in words);
+    returns the on-run-end hook's SQL, which fails with `message`.
+
+    dbt reports an on-run-end hook as failed only when its SQL fails as it runs: an error raised
+    while the hook is rendered (where the publish happens) stops dbt as if it was interrupted
+    ("Exited because of keyboard interrupt", dbt-core's `RunTask.after_run`)."""
+    report_not_published(results, lost.objects, message)
+    return f"select raise_error({spark_string(message)})"
+
+
+def report_not_published(results: Iterable[Any], objects: Iterable[tuple[str, ...]], message: str) -> None:
+    """Each node reported OK that built one of `objects` (what the run staged, none of it
+    published) becomes an error with `message`: dbt's summary, run_results.json and `dbt retry`
+    must not count as built what nobody will see."""
+    staged = set(objects)
+    for result in results:
+        node = getattr(result, "node", None)
+        if node is None or str(getattr(result.status, "value", result.status)) != RunStatus.Success:
+            continue
+        try:
+            built = tuple(names.table_id(str(node.schema), str(node.alias)))
+        except (AttributeError, names.InvalidNameError):  # not a relation of this adapter
+            continue
+        if built in staged:
+            result.status = RunStatus.Error
+            result.message = f"built, but not published: {message}"

@@ -96,6 +96,11 @@ class RunPublisher:
                     "while this write was in progress"
                 )
 
+    def objects(self) -> list[tuple[str, ...]]:
+        """The ids of every table and view the run staged or held."""
+        with self.lock:
+            return [*self.writes, *self.views]
+
     def hold_view(self, view: ViewInfo) -> None:
         """Create or replace `view` when the run publishes (its latest definition wins)."""
         with self.lock:
@@ -307,6 +312,13 @@ def _stage(
         info = namespace.describe_table(table_id)
     except errors.TableNotFoundError:
         info = None
+    if info is not None and info.location.rstrip("/") != location.rstrip("/"):
+        # The write began on a table nobody had (its files went to a location of its own) and
+        # another writer created the table meanwhile: the files cannot become its version.
+        raise errors.ConcurrentModificationError(
+            f"atomic publish: another run created {'.'.join(table_id)} while this run was building "
+            "it; nothing of this run will be published: run it again"
+        )
     if info is not None and not info.declared_only and read_version is None:
         read_version = info.version
     staged = namespace.stage_table_commit(

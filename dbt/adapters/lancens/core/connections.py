@@ -148,7 +148,7 @@ class LancensConnectionManager(SparkConnectionManager):
             text = spark_error_message(exc)
             root = self._root()
             message = (
-                missing_relation_message(exc, root)
+                missing_relation_message(exc, root, self._namespace_exists)
                 or storage_refusal_message(exc, text, root)
                 or lost_session_message(text, self._server())
             )
@@ -158,6 +158,17 @@ class LancensConnectionManager(SparkConnectionManager):
         """The namespace root as the profile names it (what the user configured and can change)."""
         credentials = getattr(getattr(self, "profile", None), "credentials", None)
         return str(getattr(credentials, "root", ""))
+
+    def _namespace_exists(self, namespace: list[str]) -> bool:
+        """Whether the profile's root has the namespace (the root namespace always exists); True
+        when that cannot be read either, so the error names the table, as Spark did."""
+        credentials = self.profile.credentials
+        if not namespace or not isinstance(credentials, LancensCredentials):
+            return True
+        try:
+            return self._runtime_for(credentials).namespace.namespace_exists(namespace)
+        except Exception:
+            return True
 
     def _server(self) -> str:
         """The Spark Connect server's URL without its token; empty for a local Spark."""

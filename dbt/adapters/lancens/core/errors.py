@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from pyspark.errors import PySparkException
 
 from dbt.adapters.lancens.core.jvm import java_error_message
 from dbt.adapters.lancens.core.names import namespace_id
+from dbt.adapters.lancens.namespace.errors import without_source_locations
 
 _JAVA_FRAME = re.compile(r"^\s+at [\w.$]+\(.*\)$|^\s*\.\.\. \d+ more$")
 _RELATION_PARAM = ("relationName", "objectName", "viewName", "tableName")
 
 
 def spark_error_message(exc: BaseException) -> str:
-    """Spark's own message for `exc`, without the JVM stack trace that `str()` may append."""
+    """Spark's own message for `exc`, without the JVM stack trace that `str()` may append, nor the
+    Rust source locations of a Lance error (a Lance error reaches dbt through here when no engine
+    error wraps it)."""
     if isinstance(exc, PySparkException):
+        raised = _raised_by_sql(exc)
+        if raised is not None:
+            return raised
         try:
             message = exc.getMessage()
         except Exception:  # a Python-side PySparkException has no JVM message
@@ -24,7 +31,19 @@ def spark_error_message(exc: BaseException) -> str:
         message = java_error_message(exc) or str(exc)
     message = message.split("\n\nJVM stacktrace:", 1)[0]
     # Java frames ("\tat org.apache...") are noise for a dbt user; Python tracebacks stay.
-    return "\n".join(line for line in message.splitlines() if not _JAVA_FRAME.match(line)).strip()
+    lines = (line for line in message.splitlines() if not _JAVA_FRAME.match(line))
+    return without_source_locations("\n".join(lines)).strip()
+
+
+def _raised_by_sql(exc: PySparkException) -> str | None:
+    """The message SQL's `raise_error(...)` raised (a contract's check, the atomic publish's
+    report), as written: Spark wraps it in `[USER_RAISED_EXCEPTION] ... SQLSTATE: P0001`."""
+    try:
+        if exc.getCondition() != "USER_RAISED_EXCEPTION":
+            return None
+        return (exc.getMessageParameters() or {}).get("errorMessage")
+    except Exception:  # a Python-side PySparkException has no JVM error class
+        return None
 
 
 def missing_relation(exc: BaseException) -> tuple[str, str] | None:
@@ -88,8 +107,6 @@ _REFUSALS: tuple[tuple[tuple[str, ...], str], ...] = (
         "directory; nothing was written.",
     ),
 )
-# Where in Lance's Rust source an error was raised (`, /…/writer.rs:190:9`): noise for a dbt user.
-_RUST_LOCATION = re.compile(r",?\s*\S+\.rs:\d+:\d+")
 
 
 def storage_refusal_message(exc: BaseException, text: str, root: str) -> str | None:
@@ -108,7 +125,7 @@ def storage_refusal_message(exc: BaseException, text: str, root: str) -> str | N
         else:  # the refusing line and the store's reply that follows it, up to Spark's SQLSTATE
             sqlstate = (i for i in range(first + 1, len(lines)) if lines[i].startswith("SQLSTATE"))
             end = next(sqlstate, len(lines))
-            detail = _RUST_LOCATION.sub("", " ".join(lines[first:end]))
+            detail = without_source_locations(" ".join(lines[first:end]))
         return f"dbt-lancens: {advice.format(root=root)} Storage error: {detail}"
     return None
 
@@ -135,9 +152,13 @@ def lost_session_message(text: str, server: str) -> str | None:
     )
 
 
-def missing_relation_message(exc: BaseException, root: str) -> str | None:
+def missing_relation_message(
+    exc: BaseException, root: str, namespace_exists: Callable[[list[str]], bool]
+) -> str | None:
     """A missing table or view named as dbt and the namespace name it (`analytics.raw.events`),
-    not by the Spark database that mirrors the namespace (`analytics__raw`)."""
+    not by the Spark database that mirrors the namespace (`analytics__raw`). Spark reports a table
+    of a schema that does not exist as a missing table; the message names the missing schema then,
+    since that is what to fix."""
     relation = missing_relation(exc)
     if relation is None:
         return None
@@ -146,9 +167,14 @@ def missing_relation_message(exc: BaseException, root: str) -> str | None:
         namespace = namespace_id(database)
     except ValueError:  # not a database this adapter made: Spark's own message says it best
         return None
+    missing = f"dbt-lancens: {'.'.join([*namespace, name.lower()])} not found"
+    if not namespace_exists(namespace):
+        return (
+            f"{missing}: the namespace (schema) {'.'.join(namespace)!r} does not exist under the "
+            f"namespace root {root!r}. Check the source's or model's schema, or build it first."
+        )
     where = f"the namespace {'.'.join(namespace)!r}" if namespace else "the root namespace"
     return (
-        f"dbt-lancens: {'.'.join([*namespace, name.lower()])} not found: {where} under the namespace "
-        f"root {root!r} has no table or view {name.lower()!r}. Check the source's or model's schema "
-        "and name, or build it first."
+        f"{missing}: {where} under the namespace root {root!r} has no table or view "
+        f"{name.lower()!r}. Check the source's or model's schema and name, or build it first."
     )

@@ -560,11 +560,23 @@ class LancensAdapter(SparkAdapter):
         return enabled
 
     @available
-    def end_atomic_publish(self, statuses: list[Any]) -> dict[str, int]:
-        """on-run-end: publish the run's staged versions together, or nothing if a node failed."""
+    def end_atomic_publish(self, results: list[Any]) -> dict[str, Any]:
+        """on-run-end: publish the run's staged versions together, or nothing if a node failed.
+
+        Returns `published` (table -> version) and the hook's `sql`: empty, or a statement that
+        fails saying why nothing was published when another run won the race (`report_lost_race`)."""
+        statuses = [str(getattr(r.status, "value", r.status)) for r in results]
+        staged = self.runtime.publisher.objects() if self.runtime.publisher is not None else []
         with self._hook_connection(), self.connections.exception_handler("atomic publish"):
-            published = publish.finish(self.runtime, [str(getattr(s, "value", s)) for s in statuses])
-        return {".".join(key): version for key, version in published.items()}
+            try:
+                published = publish.finish(self.runtime, statuses)
+            except publish.LostRace as lost:
+                message = self.config.credentials.redact(f"dbt-lancens {lost}")
+                return {"published": {}, "sql": publish.report_lost_race(results, lost, message)}
+        if publish.failed(statuses):
+            reason = "a node of this atomic-publish run failed, so nothing of the run was published"
+            publish.report_not_published(results, staged, reason)
+        return {"published": {".".join(key): version for key, version in published.items()}, "sql": ""}
 
     def acquire_connection(self, name: str | None = None) -> Any:
         """Profile `table_version_management: true` turns it on in the root before anything commits."""

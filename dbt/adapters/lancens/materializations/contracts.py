@@ -31,6 +31,7 @@ from dbt_common.contracts.constraints import (
 from dbt_common.events.functions import warn_or_error
 
 from dbt.adapters.lancens.spark.column_names import fold
+from dbt.adapters.lancens.statements.text import spark_string
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class Contract:
         if not self.checks:
             return select
         cases = "\n".join(
-            f"    when {check.condition} then raise_error('{_literal(check.message)}')"
+            f"    when {check.condition} then raise_error({spark_string(check.message)})"
             for check in self.checks
         )
         return f"{select}\nwhere case\n{cases}\n    else true\nend"
@@ -106,8 +107,3 @@ def _check(expression: str, name: str | None) -> Check:
 
 def _unquoted(name: str) -> str:
     return name.strip('`"')
-
-
-def _literal(text: str) -> str:
-    """`text` inside a Spark SQL single-quoted string (Spark unescapes backslashes)."""
-    return text.replace("\\", "\\\\").replace("'", "\\'")

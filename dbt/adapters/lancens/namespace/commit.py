@@ -312,7 +312,9 @@ def _commit(manager: VersionManager, request: CommitRequest, stage_only: bool) -
         )
     except CommitConflictError as exc:
         raise errors.ConcurrentModificationError(
-            f"table {ids.display(table.id)}: a concurrent commit conflicts with this one: {exc}"
+            f"table {ids.display(table.id)}: another writer committed a conflicting change since "
+            f"version {transaction.read_version}, which this commit was built on; nothing of this "
+            f"commit landed: run it again (Lance: {exc})"
         ) from exc
     except OSError as exc:
         if store is not None and store.error is not None:

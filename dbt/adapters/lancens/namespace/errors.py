@@ -6,13 +6,28 @@ so each class fixes its code; messages always name the object concerned.
 
 from __future__ import annotations
 
+import re
+
+# Where in Lance's Rust source an error was raised (`, /home/.../commit.rs:502:24`), which Lance
+# appends to its messages: noise for whoever reads the error, and it changes with every build.
+_RUST_LOCATION = re.compile(r",?\s*\S+\.rs:\d+:\d+")
+
+
+def without_source_locations(text: str) -> str:
+    """`text` (a Lance error's) without the Rust source locations Lance appends to it."""
+    return _RUST_LOCATION.sub("", text)
+
 
 class NamespaceError(Exception):
-    """Base class: every error the engine raises on purpose carries a spec error ``code``."""
+    """Base class: every error the engine raises on purpose carries a spec error ``code``.
+
+    Many messages quote the Lance error that caused them; Lance's Rust source locations are
+    dropped here, once for all of them."""
 
     code: int = 18
 
     def __init__(self, message: str) -> None:
+        message = without_source_locations(message)
         super().__init__(message)
         self.message = message
 

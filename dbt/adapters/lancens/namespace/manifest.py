@@ -443,6 +443,11 @@ class ManifestTable:
             )
         except datasets.DatasetExistsError:
             pass
+        except OSError as exc:  # Lance's own message names neither the root nor what it was doing
+            raise errors.InternalError(
+                f"the namespace root {self._storage.root!r} cannot be created: writing its __manifest "
+                f"table at {self.uri} failed: {exc}"
+            ) from exc
         existing = self._open(private=True)
         if existing is None:
             raise errors.InternalError(f"__manifest at {self.uri} was created but cannot be opened")

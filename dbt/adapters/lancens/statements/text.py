@@ -11,6 +11,11 @@ _COMMENTS = re.compile(_COMMENT, re.DOTALL)
 _LEADING_COMMENTS = re.compile(rf"^(?:\s+|{_COMMENT}\n?)*", re.DOTALL)
 
 
+def spark_string(text: str) -> str:
+    """`text` as a Spark SQL string literal (Spark unescapes backslashes)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def is_blank(statement: str) -> bool:
     """Nothing but comments and white space (macros that write through the engine leave these)."""
     return not _COMMENTS.sub("", statement).strip()

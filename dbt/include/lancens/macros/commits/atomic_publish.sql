@@ -8,14 +8,12 @@
   {{ return('') }}
 {% endmacro %}
 
+{#-- Returns the hook's SQL: empty, or (another run published first) a statement that fails saying
+     nothing of this run was published: dbt reports an on-run-end hook's failure only from its SQL. --#}
 {% macro lancens_end_atomic_publish(results) %}
-  {%- set statuses = [] -%}
-  {%- for result in results -%}
-    {%- do statuses.append(result.status) -%}
-  {%- endfor -%}
-  {%- set published = adapter.end_atomic_publish(statuses) -%}
-  {%- if published -%}
-    {{ log("lancens: published " ~ published | length ~ " table version(s) together", info=true) }}
+  {%- set outcome = adapter.end_atomic_publish(results) -%}
+  {%- if outcome.published -%}
+    {{ log("lancens: published " ~ outcome.published | length ~ " table version(s) together", info=true) }}
   {%- endif -%}
-  {{ return('') }}
+  {{ return(outcome.sql) }}
 {% endmacro %}
