@@ -1,11 +1,14 @@
-"""Helpers shared by the adapter unit tests: namespaces on local disk or moto S3."""
+"""Helpers shared by the adapter unit tests: namespaces on local disk or moto S3, a runtime over a
+local root, rows of ids."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
+from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
 
@@ -25,3 +28,15 @@ def namespace_on(
     if managed:
         ns.alter_namespace_properties([], {TVM_KEY: "true"})
     return ns
+
+
+def shop_runtime(tmp_path: Path) -> LancensRuntime:
+    """The process's runtime over a fresh local root holding one namespace, ``shop``."""
+    runtime = LancensRuntime.shared({"root": str(tmp_path / "root")}, "local[2]", {})
+    runtime.namespace.create_namespace(["shop"])
+    return runtime
+
+
+def id_rows(first: int, count: int) -> pa.Table:
+    """``count`` rows of one int64 column ``id``, from ``first``."""
+    return pa.table({"id": pa.array(range(first, first + count), pa.int64())})

@@ -1,5 +1,5 @@
 """An atomic-publish run that another writer beat to one of its tables publishes nothing and says
-so in words (issue #38 item 2), in process: the real engine and staging, another writer's commit
+so in words, in process: the real engine and staging, another writer's commit
 made through the namespace between the run's stage and its publish. The dbt processes' side (exit
 code, dbt's report) is tests/reliability/test_lost_race.py."""
 
@@ -18,19 +18,14 @@ from dbt.adapters.lancens.commits.table_write import open_write
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge
 from dbt.adapters.lancens.namespace import errors
+from tests.unit.adapter.helpers import id_rows, shop_runtime
 
 OLD, NEW = ["shop", "old"], ["shop", "new"]
 
 
 @pytest.fixture
 def runtime(spark, tmp_path: Path) -> LancensRuntime:
-    runtime = LancensRuntime.shared({"root": str(tmp_path / "root")}, "local[2]", {})
-    runtime.namespace.create_namespace(["shop"])
-    return runtime
-
-
-def _rows(first: int, count: int) -> pa.Table:
-    return pa.table({"id": pa.array(range(first, first + count), pa.int64())})
+    return shop_runtime(tmp_path)
 
 
 def _result(name: str, status: RunStatus) -> SimpleNamespace:
@@ -38,10 +33,10 @@ def _result(name: str, status: RunStatus) -> SimpleNamespace:
 
 
 def test_a_publish_another_writer_beat_publishes_nothing_and_reports_it(runtime: LancensRuntime) -> None:
-    runtime.namespace.create_table(OLD, _rows(0, 3))
+    runtime.namespace.create_table(OLD, id_rows(0, 3))
     publish.begin(runtime, "loser")
-    merge.append(open_write(runtime, OLD), _rows(3, 3), {})  # staged as version 2
-    runtime.namespace.commit_table(OLD, _append(runtime, _rows(100, 1)), 1)  # the winner's version 2
+    merge.append(open_write(runtime, OLD), id_rows(3, 3), {})  # staged as version 2
+    runtime.namespace.commit_table(OLD, _append(runtime, id_rows(100, 1)), 1)  # the winner's version 2
     with pytest.raises(publish.LostRace) as lost:
         publish.finish(runtime, ["success"])
     assert "another run published or changed some of this run's tables first" in str(lost.value)
@@ -68,10 +63,10 @@ def _append(runtime: LancensRuntime, rows: pa.Table) -> lance.LanceOperation.App
 def test_a_new_table_another_run_created_meanwhile_fails_the_write_in_words(runtime: LancensRuntime) -> None:
     publish.begin(runtime, "loser")
     write = open_write(runtime, NEW)  # no table yet: the run's files go to a location of its own
-    fragments = write.write_fragments(_rows(0, 2), _rows(0, 2).schema, mode="overwrite")
-    runtime.namespace.create_table(NEW, _rows(10, 1))  # the winner's table, at another location
+    fragments = write.write_fragments(id_rows(0, 2), id_rows(0, 2).schema, mode="overwrite")
+    runtime.namespace.create_table(NEW, id_rows(10, 1))  # the winner's table, at another location
     with pytest.raises(errors.ConcurrentModificationError) as lost:
-        write.commit(lance.LanceOperation.Overwrite(_rows(0, 2).schema, fragments), {}, written=fragments)
+        write.commit(lance.LanceOperation.Overwrite(id_rows(0, 2).schema, fragments), {}, written=fragments)
     assert "another run created shop.new while this run was building it" in str(lost.value)
     assert "detached" not in str(lost.value)
     publish.finish(runtime, ["error"])

@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import lance
-import pyarrow as pa
 import pytest
 
 from dbt.adapters.lancens.commits import publish, table_write, writes
@@ -16,29 +15,24 @@ from dbt.adapters.lancens.commits.table_write import open_write
 from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge
 from dbt.adapters.lancens.namespace.versions import VersionManager
+from tests.unit.adapter.helpers import id_rows, shop_runtime
 
 OLD, NEW = ["shop", "old"], ["shop", "new"]
 
 
 @pytest.fixture
 def runtime(spark, tmp_path: Path) -> LancensRuntime:
-    runtime = LancensRuntime.shared({"root": str(tmp_path / "root")}, "local[2]", {})
-    runtime.namespace.create_namespace(["shop"])
-    return runtime
-
-
-def _rows(first: int, count: int) -> pa.Table:
-    return pa.table({"id": pa.array(range(first, first + count), pa.int64())})
+    return shop_runtime(tmp_path)
 
 
 @pytest.mark.parametrize("step", ["_finalize", "_point_rows"])
 def test_a_publish_that_fails_while_finishing_keeps_its_versions(
     runtime: LancensRuntime, monkeypatch: pytest.MonkeyPatch, step: str
 ) -> None:
-    runtime.namespace.create_table(OLD, _rows(0, 3))
+    runtime.namespace.create_table(OLD, id_rows(0, 3))
     publish.begin(runtime, "run-1")
-    merge.append(open_write(runtime, OLD), _rows(3, 3), {})  # an existing table's staged version
-    writes.write_arrow(runtime, NEW, _rows(10, 2), {})  # a new table's
+    merge.append(open_write(runtime, OLD), id_rows(3, 3), {})  # an existing table's staged version
+    writes.write_arrow(runtime, NEW, id_rows(10, 2), {})  # a new table's
 
     def unavailable(*args: object, **kwargs: object) -> None:
         raise OSError("storage unavailable")
@@ -60,9 +54,9 @@ def test_a_failed_write_deletes_its_files_only_when_the_commit_cannot_have_lande
 ) -> None:
     """An `Exception` from the engine comes before its commit point: the write's data files go. An
     interrupt may come after it: the files stay (unreferenced ones are garbage for cleanup)."""
-    runtime.namespace.create_table(OLD, _rows(0, 3))
+    runtime.namespace.create_table(OLD, id_rows(0, 3))
     target = open_write(runtime, OLD)
-    fragments = target.write_fragments(_rows(3, 3), target.current.schema)
+    fragments = target.write_fragments(id_rows(3, 3), target.current.schema)
     files = [Path(target.location) / "data" / data_file.path for f in fragments for data_file in f.files]
     assert files and all(path.exists() for path in files)
 
@@ -82,9 +76,9 @@ def test_a_publish_deletes_staged_files_only_when_it_cannot_have_landed(
 ) -> None:
     """The same rule for the run's one publish: after an interrupt the staged versions may be in
     `__manifest`, so their data files and manifests stay."""
-    runtime.namespace.create_table(OLD, _rows(0, 3))
+    runtime.namespace.create_table(OLD, id_rows(0, 3))
     publish.begin(runtime, "run-1")
-    merge.append(open_write(runtime, OLD), _rows(3, 3), {})
+    merge.append(open_write(runtime, OLD), id_rows(3, 3), {})
     assert runtime.publisher is not None
     staged = [Path(p) for p in runtime.publisher.writes[tuple(OLD)].unpublished_garbage]
     assert any(p.parent.name == "data" for p in staged) and any(p.parent.name == "_versions" for p in staged)
@@ -101,12 +95,12 @@ def test_a_publish_deletes_staged_files_only_when_it_cannot_have_landed(
 
 
 def test_deferred_actions_run_only_for_tables_the_run_published(runtime: LancensRuntime) -> None:
-    runtime.namespace.create_table(OLD, _rows(0, 3))
+    runtime.namespace.create_table(OLD, id_rows(0, 3))
     ran: list[str] = []
 
     def run(statuses: list[str], defer: dict[str, list[str]]) -> None:
         publish.begin(runtime, f"run-{len(ran)}-{statuses}")
-        merge.append(open_write(runtime, OLD), _rows(100, 1), {})
+        merge.append(open_write(runtime, OLD), id_rows(100, 1), {})
         assert runtime.publisher is not None
         for label, table_id in defer.items():
             runtime.publisher.defer(table_id, lambda label=label: ran.append(label))
