@@ -8,6 +8,7 @@ the medians together with the core count and load average the figures were taken
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import resource
@@ -88,11 +89,15 @@ class Measured:
 _PR_SET_CHILD_SUBREAPER = 36
 
 
+@functools.cache
 def _become_subreaper() -> bool:
     """Adopt orphaned descendants (Linux), so their CPU time reaches our RUSAGE_CHILDREN.
 
     pyspark does not wait for the JVM it launched, nor the JVM for every Python daemon: without
-    this their CPU seconds would be lost when the dbt process exits first.
+    this their CPU seconds would be lost when the dbt process exits first. Done on the first
+    measured run, never on import: a test process that imports a benchmark for its helpers must not
+    adopt (and so leave unreaped) the orphans of its other tests, such as a JVM another process waits
+    for.
     """
     try:
         return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
@@ -100,12 +105,9 @@ def _become_subreaper() -> bool:
         return False
 
 
-_SUBREAPER = _become_subreaper()
-
-
 def _reap_orphans() -> None:
     """Wait for adopted descendants (a JVM still shutting down) so their CPU time is counted."""
-    while _SUBREAPER:
+    while _become_subreaper():
         try:
             os.wait()
         except ChildProcessError:

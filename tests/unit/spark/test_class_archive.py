@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -270,6 +271,29 @@ def test_the_detached_dumper_waits_for_its_jvm_to_exit(
     assert not [name for name in os.listdir(archive_dir) if name.endswith((".tmp", ".failed"))]
     mapped = class_archive.plan_launch(archive_dir, home, "")
     assert mapped is not None and mapped.class_list is None
+
+
+def test_a_jvm_that_exited_unreaped_counts_as_gone(
+    recording: tuple[str, class_archive.ArchiveLaunch], driver: tuple[str, list[str]]
+) -> None:
+    """An orphaned JVM is adopted by a subreaper that may never reap it: its zombie must not keep the
+    dumper waiting (in the suite, a test process that became a subreaper left such zombies)."""
+    classpath, options = driver
+    _, launch = recording
+    exited = subprocess.Popen(["true"])  # not waited for: a zombie of this process until the end
+    try:
+        assert _wait_for(lambda: class_archive._zombie(exited.pid), 30)
+        dumping = threading.Thread(
+            target=class_archive.dump_after_exit,
+            args=(exited.pid, launch.class_list, launch.archive, launch.java, classpath, options),
+            daemon=True,
+        )
+        dumping.start()
+        dumping.join(15)
+        assert not dumping.is_alive(), "the dumper still waits for a JVM that has exited"
+    finally:
+        exited.wait()
+    assert os.path.exists(launch.archive) and not os.path.exists(launch.class_list)
 
 
 def test_no_dump_without_the_memory_it_takes(

@@ -344,6 +344,8 @@ def _dump_under_way(archive: str) -> bool:
 
 
 def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs. A zombie has exited: its parent (whoever adopted the orphaned JVM,
+    which need not be init) may never reap it, and waiting for it would keep the list forever."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -351,6 +353,15 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            # The state follows the command name, which is in parentheses and may hold spaces.
+            return stat.read().rpartition(")")[2].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def _lock(archive: str) -> str:
