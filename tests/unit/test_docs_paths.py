@@ -5,7 +5,8 @@ A path in backticks (`spark/session.py`, `benchmarks/dbt_run.py`, `tests/unit/te
 repository root, the adapter package (`dbt/adapters/lancens/`), its macros' package
 (`dbt/include/lancens/`) and the macros folder (`dbt/include/lancens/macros/`); a module name
 (`dbt.adapters.lancens.spark.session`, `commits.landing.land`) must name a module of the adapter, or
-up to two names its source mentions (a function, a class and its method); a relative
+up to two names its source mentions (a function, a class and its method); `Class.method` of a class
+the adapter defines (`TableWrite.commit`) must be defined in its module or a mixin; a relative
 Markdown link (`[x](materializations.md#anchor)`) must name a file next to the doc. Names with
 placeholders (`<root>/...`, `d*.manifest`) and bare file names (`reader.py`) are not checked.
 """
@@ -47,6 +48,8 @@ MODULE_IN_BACKTICKS = re.compile(r"`(dbt\.adapters\.lancens(?:\.[A-Za-z_][A-Za-z
 RELATIVE_MODULE_IN_BACKTICKS = re.compile(
     r"`((?:core|commits|namespace|metadata|materializations|statements)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)`"
 )
+# `TableWrite.commit`, `RunPublisher.stage_chained`: a method or attribute of one of the adapter's classes.
+CLASS_ATTRIBUTE_IN_BACKTICKS = re.compile(r"`([A-Z][A-Za-z0-9]*)\.([A-Za-z_][A-Za-z0-9_]*)")
 LOCAL_LINK = re.compile(r"\]\(([^)#\s:]+)(?:#[^)]*)?\)")
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
 
@@ -98,6 +101,31 @@ def missing_modules(doc: str) -> list[str]:
     return [module for module in modules if not _module_exists(module)]
 
 
+def _sources() -> dict[Path, str]:
+    return {path: path.read_text() for path in (ROOT / "dbt" / "adapters" / "lancens").rglob("*.py")}
+
+
+def missing_class_attributes(doc: str) -> list[str]:
+    """`Class.name` where the adapter defines `Class` and neither its module nor a mixin defines `name`.
+
+    A class the adapter does not define (Spark's, Lance's, dbt's) is not checked.
+    """
+    sources = _sources()
+    defined_in: dict[str, list[str]] = {}
+    for source in sources.values():
+        for name in re.findall(r"^\s*class (\w+)", source, re.MULTILINE):
+            defined_in.setdefault(name, []).append(source)
+    missing = []
+    for cls, name in CLASS_ATTRIBUTE_IN_BACKTICKS.findall(_text(doc)):
+        if cls not in defined_in:
+            continue
+        in_class_module = any(re.search(rf"\bdef {name}\b|\b{name}\s*[:=]", s) for s in defined_in[cls])
+        in_a_mixin = any(re.search(rf"\bdef {name}\b", s) for s in sources.values())
+        if not (in_class_module or in_a_mixin):
+            missing.append(f"{cls}.{name}")
+    return missing
+
+
 def missing_links(doc: str) -> list[str]:
     folder = (ROOT / doc).parent
     return [link for link in LOCAL_LINK.findall(_text(doc)) if not (folder / link).exists()]
@@ -116,6 +144,11 @@ def test_named_files_exist(doc):
 @pytest.mark.parametrize("doc", DOCS)
 def test_named_modules_exist(doc):
     assert missing_modules(doc) == []
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_named_class_attributes_exist(doc):
+    assert missing_class_attributes(doc) == []
 
 
 @pytest.mark.parametrize("doc", DOCS)
