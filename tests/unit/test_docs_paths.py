@@ -59,12 +59,18 @@ def _text(doc: str) -> str:
 
 
 def _path_exists(path: str) -> bool:
-    """`path` exists, or names a module's attribute (`commits/landing.land`: `land` in landing.py)."""
-    path = path.split("::")[0].rstrip("/")
+    """`path` exists, or names a module's attribute (`commits/landing.land`: `land` in landing.py);
+    a test's `file.py::TestClass::test_name` must name what the file defines."""
+    path, *test_names = path.split("::")
+    path = path.rstrip("/")
     candidates = [path]
     if "." in path.rsplit("/", 1)[-1]:
         candidates.append(path.rsplit("/", 1)[0] + "/" + path.rsplit("/", 1)[-1].split(".")[0] + ".py")
-    return any((base / candidate).exists() for base in BASES for candidate in candidates)
+    found = [base / candidate for base in BASES for candidate in candidates if (base / candidate).exists()]
+    if not found or not test_names:
+        return bool(found)
+    source = found[0].read_text()
+    return all(re.search(rf"\b(class|def) {name}\b", source) for name in test_names if name)
 
 
 def _module_file(parts: list[str]) -> Path | None:
