@@ -1,8 +1,9 @@
 """Run several dbt invocations in ONE child process and print their outcomes as one JSON line.
 
 Each invocation is a real `dbt` command (dbtRunner, the same code path as the CLI) with its own
-project and profile; they share the process's JVM, which saves a Spark start-up per case. Used for
-the bad-input cases, where each case is a separate root but the point is the error, not Spark.
+project and profile; they share the process's JVM, which saves a Spark start-up per invocation.
+Used where the point is what dbt does or says, not a separate JVM (``helpers.run_many``): the
+bad-input cases and the maintenance sequences.
 
 Usage: python dbt_many.py '[["/path/to/project", "build"], ...]'
 """
@@ -17,18 +18,24 @@ MARKER = "DBT_MANY_RESULT "
 
 
 def invoke(project: str, args: list[str]) -> dict[str, Any]:
-    """One dbt invocation: success flag, the exception text if dbt raised, and node results."""
+    """One dbt invocation: success flag, the exception text if dbt raised, node results and the
+    text of every event it logged (what its console shows, without colours or timestamps)."""
     from dbt.cli.main import dbtRunner
 
-    outcome = dbtRunner().invoke([*args, "--project-dir", project, "--profiles-dir", project])
+    logged: list[str] = []
+    runner = dbtRunner(callbacks=[lambda event: logged.append(event.info.msg)])
+    outcome = runner.invoke([*args, "--project-dir", project, "--profiles-dir", project])
     nodes: dict[str, dict[str, str]] = {}
     results = getattr(outcome.result, "results", None) or []
     for result in results:
-        nodes[result.node.name] = {"status": str(result.status), "message": str(result.message or "")}
+        # a run-operation's results are artifacts with a unique id, not nodes
+        name = result.node.name if hasattr(result, "node") else result.unique_id.rsplit(".", 1)[-1]
+        nodes[name] = {"status": str(result.status), "message": str(result.message or "")}
     return {
         "success": bool(outcome.success),
         "exception": "" if outcome.exception is None else str(outcome.exception),
         "nodes": nodes,
+        "log": "\n".join(logged),
     }
 
 

@@ -16,14 +16,16 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import lance
 import yaml
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
+from tests.reliability.dbt_many import MARKER
 
 REPO = Path(__file__).parents[2]
 SAMPLE = REPO / "sample_project"
@@ -119,6 +121,31 @@ class Project:
 
     def namespace(self) -> DirectoryNamespace:
         return DirectoryNamespace.from_properties(namespace_properties(self.root, self.storage_options))
+
+    def run_all(self, *invocations: Sequence[str]) -> list[dict[str, Any]]:
+        """Several dbt commands of this project in one process (``run_many``), each asserted to
+        succeed; their outcomes in order."""
+        outcomes = run_many([[str(self.path), *args] for args in invocations], self.path)
+        for args, outcome in zip(invocations, outcomes, strict=True):
+            assert outcome["success"], (args, outcome["exception"], outcome["log"][-4000:])
+        return outcomes
+
+
+def run_many(plan: Sequence[Sequence[str]], cwd: Path, timeout: float = 1200) -> list[dict[str, Any]]:
+    """Run each ``[project dir, *dbt args]`` of ``plan`` in ONE dbt process (``dbt_many.py``: one JVM
+    for all), in order; their outcomes: success, exception text, node results, logged text."""
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).parent / "dbt_many.py"), json.dumps([list(p) for p in plan])],
+        env=dbt_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith(MARKER)]
+    assert lines, done.stdout[-3000:] + done.stderr[-3000:]
+    outcomes: list[dict[str, Any]] = json.loads(lines[-1][len(MARKER) :])
+    return outcomes
 
 
 @dataclass

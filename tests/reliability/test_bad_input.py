@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import glob
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +16,7 @@ import pyarrow as pa
 import pytest
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
-from tests.reliability.dbt_many import MARKER
-from tests.reliability.helpers import Project, check_namespace, dbt_env, make_project, tree
+from tests.reliability.helpers import Project, check_namespace, make_project, run_many, tree
 
 GOOD_SQL = "{{ config(materialized='table') }}\nselect 1 as id union all select 2 as id\n"
 # An incremental model whose SQL no longer matches its table: the table has (id, old_col), the
@@ -103,18 +100,7 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         [str(missing.path), "run"],
         [str(drift.path), "run", "--select", "drifted"],
     ]
-    done = subprocess.run(
-        [sys.executable, str(Path(__file__).parent / "dbt_many.py"), json.dumps(plan)],
-        env=dbt_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=base,
-    )
-    lines = [line for line in done.stdout.splitlines() if line.startswith(MARKER)]
-    assert lines, done.stdout[-3000:] + done.stderr[-3000:]
-    outcomes = json.loads(lines[-1][len(MARKER) :])
-    print(json.dumps(outcomes, indent=1))
+    outcomes = run_many(plan, base, timeout=600)
     return {
         "outcomes": dict(
             zip(["inputs", "names", "schema", "file", "corrupt", "missing", "drift"], outcomes, strict=True)

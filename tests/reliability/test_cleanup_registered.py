@@ -111,19 +111,23 @@ def _view_directory(ns: DirectoryNamespace, view: str) -> str:
     return _directory(ns, location)
 
 
-def _build_everything(project: Project) -> None:
-    """Every kind of object, old versions to clean, a tagged version with its own index, a clone."""
-    _dbt(project, "run", "--vars", "{n: 10}")
-    tag = f"{{relation: {SCHEMA}.events, tag: keep}}"
-    _dbt(project, "run-operation", "lancens.create_tag", "--args", tag)
-    _dbt(project, "run", "--select", "events")  # new rows, a new index; the tagged one keeps its own
-    state = project.path / "state"
-    shutil.copytree(project.path / "target", state)
+def _build_everything_and_clean(project: Project) -> None:
+    """Every kind of object, old versions to clean, a tagged version with its own index, a clone;
+    then one cleanup of every kind with a 24 h grace, which removes the old untagged versions and
+    spares every young file. One dbt process: what is checked is the files, not a JVM per step."""
     profiles = yaml.safe_load((project.path / "profiles.yml").read_text())
     outputs = profiles["jaffle_lance"]["outputs"]
     outputs["dev"] = {**outputs["t"], "schema": "ops.dev"}
     (project.path / "profiles.yml").write_text(yaml.safe_dump(profiles))
-    _dbt(project, "clone", "--state", str(state), "--target", "dev", "--select", "events")
+    state = str(project.path / "state")
+    project.run_all(
+        ["run", "--vars", "{n: 10}"],
+        ["run-operation", "lancens.create_tag", "--args", f"{{relation: {SCHEMA}.events, tag: keep}}"],
+        # new rows, a new index; the tagged version keeps its own
+        ["run", "--select", "events", "--target-path", state],
+        ["clone", "--state", state, "--target", "dev", "--select", "events"],
+        ["run-operation", "clean_all", "--args", json.dumps({"tables": TABLES, "grace_hours": 24})],
+    )
 
 
 def _index_dirs(ns: DirectoryNamespace, location: str) -> set[str]:
@@ -141,24 +145,22 @@ def test_every_cleanup_leaves_registered_objects_byte_for_byte(
         project = _project(tmp_path / "proj", s3.uri(f"registered/{tmp_path.name}"), s3.storage_options)
     else:
         project = _project(tmp_path / "proj", str(tmp_path / "root"))
-    _build_everything(project)
+    _build_everything_and_clean(project)
     ns = project.namespace()
     events = ns.describe_table(["ops", "live", "events"]).location
     options = ns.storage_options or None
     tagged = lance.dataset(events, version="keep", storage_options=options)
     assert tagged.describe_indices() and ns.describe_table(["ops", "live", "deep", "nested"]).version
-    # the first cleanup removes the untagged old versions (a 24 h grace spares every young file)
-    _dbt(project, "run-operation", "clean_all", "--args", json.dumps({"tables": TABLES, "grace_hours": 24}))
 
     before = registered_files(ns)
     for view in ("v_a", "v_b"):
         assert ns.storage.read_bytes(f"{_view_directory(ns, view)}/{RESERVED_MARKER}") == MARKER_CONTENT
     indexes = _index_dirs(ns, events)
     assert len(indexes) >= 2  # the latest version's and the tagged version's
-    output = _dbt(
-        project, "run-operation", "clean_all", "--args", json.dumps({"tables": TABLES, "grace_hours": 0})
+    (cleaned,) = project.run_all(
+        ["run-operation", "clean_all", "--args", json.dumps({"tables": TABLES, "grace_hours": 0})]
     )
-    assert "repaired" not in output, output
+    assert "repaired" not in cleaned["log"], cleaned["log"]
     assert registered_files(ns) == before
     assert _index_dirs(ns, events) == indexes
     assert (
@@ -167,7 +169,7 @@ def test_every_cleanup_leaves_registered_objects_byte_for_byte(
 
     # a model's lance_maintenance (its own table's cleanup after the build) touches nothing else
     others = {k: v for k, v in before.items() if not k.startswith("ops$live$maintained/")}
-    _dbt(project, "run", "--select", "maintained")
+    project.run_all(["run", "--select", "maintained"])
     assert {
         k: v for k, v in registered_files(ns).items() if not k.startswith("ops$live$maintained/")
     } == others
@@ -178,7 +180,7 @@ def test_every_cleanup_leaves_registered_objects_byte_for_byte(
 def test_repair_restores_a_view_directory_an_old_cleanup_deleted(tmp_path: Path) -> None:
     project = _project(tmp_path / "proj", str(tmp_path / "root"))
     project.write("models/reads_view.sql", READS_VIEW)
-    _dbt(project, "run", "--exclude", "reads_view")
+    project.run_all(["run", "--exclude", "reads_view"])
     ns = project.namespace()
     before = registered_files(ns)
     for view in ("v_a", "v_b"):  # what the old cleanup_namespace did to every view
@@ -186,18 +188,18 @@ def test_repair_restores_a_view_directory_an_old_cleanup_deleted(tmp_path: Path)
     with pytest.raises(AssertionError, match="empty or gone"):
         registered_files(ns)
 
-    output = _dbt(project, "run-operation", "lancens.repair_namespace")
-    assert output.count("repaired") == 2, output
+    first, second = project.run_all(*[["run-operation", "lancens.repair_namespace"]] * 2)
+    assert first["log"].count("repaired") == 2, first["log"]
+    assert "repaired" not in second["log"]  # nothing left to repair
     assert registered_files(ns) == before
-    output = _dbt(project, "run-operation", "lancens.repair_namespace")
-    assert "repaired" not in output  # nothing left to repair
 
     shutil.rmtree(_view_directory(ns, "v_b"))  # the next cleanup repairs by itself
-    output = _dbt(project, "run-operation", "lancens.cleanup_namespace", "--args", "{grace_hours: 0}")
-    assert "repaired" in output and "  leftover " not in output, output
-    assert registered_files(ns) == before
-
-    _dbt(project, "run", "--select", "reads_view")  # the view still answers
+    cleaned, _ = project.run_all(
+        ["run-operation", "lancens.cleanup_namespace", "--args", "{grace_hours: 0}"],
+        ["run", "--select", "reads_view"],  # the view still answers
+    )
+    assert "repaired" in cleaned["log"] and "  leftover " not in cleaned["log"], cleaned["log"]
+    assert {k: v for k, v in registered_files(ns).items() if k in before} == before
     table = lance.dataset(ns.describe_table(["ops", "live", "reads_view"]).location).to_table()
     assert sorted(table.column("id").to_pylist()) == [1, 8, 15]
     check_namespace(ns)

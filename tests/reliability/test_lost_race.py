@@ -5,27 +5,23 @@ inside the Spark task that writes a model's rows, after the write began) while t
 its end, then let go. Checked: the loser exits non-zero with an error in the user's words ("another
 run published ...; nothing of this run was published: run it again"), never dbt's "Exited because
 of keyboard interrupt", and with no Rust, Python or Java source location; the namespace holds the
-winner's work and nothing of the loser's. Issue #38, items 2 and 3.
+winner's work and nothing of the loser's.
 
-Also the messages of item 5, in one process (`dbt_many.py`): a root that cannot be created, a
+Also three messages that must name what is wrong, in one process (`dbt_many.py`): a root that cannot be created, a
 `dbt clone` of a Python model never built in the state's target, and a source whose schema
 (namespace) does not exist.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import lance
 import yaml
 
-from tests.reliability.dbt_many import MARKER
-from tests.reliability.helpers import Project, check_namespace, dbt_env, make_project, wait_for
+from tests.reliability.helpers import Project, check_namespace, make_project, run_many, wait_for
 
 HOOKS = {
     "on-run-start": ["{{ lancens_begin_atomic_publish() }}"],
@@ -184,21 +180,6 @@ def test_conflicting_commit_without_atomic_publish_is_14_in_words(tmp_path: Path
     check_namespace(winner.namespace())
 
 
-def _many(plan: list[list[str]], cwd: Path) -> list[dict[str, Any]]:
-    done = subprocess.run(
-        [sys.executable, str(Path(__file__).parent / "dbt_many.py"), json.dumps(plan)],
-        env=dbt_env(),
-        capture_output=True,
-        text=True,
-        timeout=1200,
-        cwd=cwd,
-    )
-    lines = [line for line in done.stdout.splitlines() if line.startswith(MARKER)]
-    assert lines, done.stdout[-3000:] + done.stderr[-3000:]
-    outcomes: list[dict[str, Any]] = json.loads(lines[-1][len(MARKER) :])
-    return outcomes
-
-
 def _said(outcome: dict[str, Any]) -> str:
     return outcome["exception"] + "\n".join(node["message"] for node in outcome["nodes"].values())
 
@@ -220,7 +201,7 @@ def test_errors_name_the_root_the_model_and_the_namespace(tmp_path: Path) -> Non
     )
     sources.write("models/reads.sql", "select * from {{ source('raw', 'events') }}")
 
-    proc, read, _, cloned = _many(
+    proc, read, _, cloned = run_many(
         [
             [str(uncreatable.path), "run", "--vars", "{who: x}"],
             [str(sources.path), "run"],  # also creates the schema race, the state's target

@@ -386,7 +386,7 @@ def test_drop_namespace_against_creates_in_it_leaves_no_orphan(
 def test_manifest_upkeep_under_racing_writers_and_a_reader_loses_nothing(
     request: pytest.FixtureRequest, racers: Racers, place: tuple[Path | None, dict[str, str]]
 ) -> None:
-    """Issue 37: three processes create tables (two in one namespace, one in another) while a
+    """Three processes create tables (two in one namespace, one in another) while a
     fourth reads ``__manifest``. Their commits carry the unindexed tail, optimise the indexes and
     compact, racing each other: every table reported created is there once, the files stay
     bounded, and a version opened before the round reads the same rows throughout."""

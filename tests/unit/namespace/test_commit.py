@@ -139,7 +139,7 @@ def test_conflicting_concurrent_commit_is_14_and_leaves_no_version(ns: Directory
 
 
 def test_conflict_message_says_what_happened_without_lance_source_locations(ns: DirectoryNamespace) -> None:
-    """Issue #38: the 14 carried Lance's `conflict_resolver.rs:1830:30`."""
+    """The 14 used to carry Lance's `conflict_resolver.rs:1830:30`."""
     create(ns, T, _rows(0))
     stale = [overwrite(ns, T, _rows(10)), overwrite(ns, T, _rows(20))]
     ns.commit_table(T, stale[0], 1)

@@ -1,7 +1,7 @@
 """Every error code the engine can raise is in the README's error table, with what to do about it.
 
 A user meets these codes in dbt's output ("Lance namespace error 12: ..."); a code missing from the
-table leaves them with a number and no explanation (issue #38 met 12 that way).
+table leaves them with a number and no explanation (a lost atomic publish once surfaced as a bare 12).
 """
 
 from __future__ import annotations

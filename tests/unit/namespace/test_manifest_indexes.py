@@ -159,7 +159,7 @@ def test_lookups_in_a_large_manifest_are_index_queries_not_full_reads(tmp_path):
 
 
 def test_manifest_files_stay_bounded_over_many_commits_and_native_reads_everything(tmp_path):
-    """Issue 37: every commit added a fragment and a deletion file, and a full read GETs them all
+    """Every commit used to add a fragment and a deletion file, and a full read GETs them all
     (17 commits: 17 fragments, 16 deletion files; up to 64 of each before the first compaction)."""
     ns = make(str(tmp_path))
     ns.create_namespace(["a"])
