@@ -7,9 +7,9 @@ run published ...; nothing of this run was published: run it again"), never dbt'
 of keyboard interrupt", and with no Rust, Python or Java source location; the namespace holds the
 winner's work and nothing of the loser's.
 
-Also three messages that must name what is wrong, in one process (`dbt_many.py`): a root that cannot be created, a
-`dbt clone` of a Python model never built in the state's target, and a source whose schema
-(namespace) does not exist.
+Also three messages that must name what is wrong, in one process (`dbt_many.py`): a root that
+cannot be created, a `dbt clone` of a Python model never built in the state's target, and a source
+whose schema (namespace) does not exist.
 """
 
 from __future__ import annotations
