@@ -28,8 +28,8 @@ import pyarrow.compute as pc
 from dbt_common.exceptions import DbtRuntimeError
 from lance.fragment import FragmentMetadata
 
-from dbt.adapters.lancens.commits.fragment_bounds import TimeWindow
 from dbt.adapters.lancens.commits.table_write import TableWrite
+from dbt.adapters.lancens.runtime.fragment_bounds import TimeWindow
 from dbt.adapters.lancens.spark.column_names import column_names
 from dbt.adapters.lancens.spark.options import ROW_ADDRESS
 from dbt.adapters.lancens.spark.types import aligned
@@ -99,7 +99,7 @@ def replace(
     """Delete the rows whose `keys` columns match a row of `keys`, or that satisfy the Lance SQL filter
     `where`, or whose row `addresses` (in the version the write builds on) are given, and append
     `rows`; one commit. `window`: a time window `where` implies (a microbatch batch's), so only
-    fragments whose range of that column meets it are scanned (commits/fragment_bounds.py)."""
+    fragments whose range of that column meets it are scanned (runtime/fragment_bounds.py)."""
     operation = lance.LanceOperation.Update()
     if addresses is not None:
         operation = _delete_addresses(target.current, addresses)
