@@ -84,6 +84,7 @@ def test_no_module_imports_itself_back() -> None:
 # never one above: the engine knows nothing of Spark or dbt, the data source nothing of dbt, the
 # shared definitions nothing of the runtime, and so on up to the dbt face.
 FLOORS = (
+    "text",  # yes/no values and back-quoted identifiers: plain Python
     "namespace",  # the engine: Lance Directory Namespace spec
     "spark",  # the `lance` PySpark data source
     "definitions",  # names, relation, column, credentials, SQL text, config parsing
@@ -97,6 +98,7 @@ FLOORS = (
 # Outside dbt.adapters.lancens: what the lower floors must not import either.
 _DBT_AND_SPARK = ("dbt_common", "dbt.adapters.contracts", "dbt.adapters.base", "pyspark")
 OUTSIDE = {
+    "text": (*_DBT_AND_SPARK, "pyarrow", "lance"),
     "namespace": _DBT_AND_SPARK,
     "spark": ("dbt_common", "dbt.adapters.contracts", "dbt.adapters.base"),
 }

@@ -22,7 +22,6 @@ from dbt_common.exceptions import CompilationError
 from pyspark.sql import DataFrame
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write, version_read
-from dbt.adapters.lancens.definitions.names import quote
 from dbt.adapters.lancens.materializations import merge, python_models, schema_evolution, store_assignment
 from dbt.adapters.lancens.materializations.source_view import addressed_view, query_rows
 from dbt.adapters.lancens.runtime.fragment_bounds import TimeWindow, parse_window_bound
@@ -30,6 +29,7 @@ from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 from dbt.adapters.lancens.spark.options import ROW_ADDRESS
 from dbt.adapters.lancens.spark.types import fixed_sizes_from_metadata, to_spark_type
+from dbt.adapters.lancens.text.quoting import quote
 
 STRATEGIES = ("append", "merge", "delete+insert", "insert_overwrite", "microbatch")
 _SOURCE_ROW = "__lancens_source_row"

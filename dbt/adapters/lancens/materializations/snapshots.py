@@ -17,12 +17,12 @@ import pyarrow as pa
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write, version_read
-from dbt.adapters.lancens.definitions.names import quote
 from dbt.adapters.lancens.materializations import index_run, merge, schema_evolution
 from dbt.adapters.lancens.materializations.source_view import addressed_view, query_rows
 from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.column_names import column_names, fold
 from dbt.adapters.lancens.spark.options import ROW_ADDRESS
+from dbt.adapters.lancens.text.quoting import quote
 
 # Columns of dbt's staging query that are not snapshot columns.
 _STAGING_ONLY = ("dbt_change_type", "dbt_unique_key")

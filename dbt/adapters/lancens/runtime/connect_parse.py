@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pyspark.sql import types as T
 
 from dbt.adapters.lancens.runtime import plans
+from dbt.adapters.lancens.text.quoting import unquote
 
 ParseDdl = Callable[[str], T.DataType]
 
@@ -89,7 +90,7 @@ class _Reader:
             token = self.token
             if token is None or token.kind not in ("word", "quoted"):
                 return parts or None
-            parts.append(token.text[1:-1].replace("``", "`") if token.kind == "quoted" else token.text)
+            parts.append(unquote(token.text) if token.kind == "quoted" else token.text)
             self.at += 1
             if not self.accept_punct("."):
                 return parts
