@@ -108,7 +108,7 @@ def apply(
             return int(evolved.current.version), 0
         spec = _keep_absent_columns(spec, rows.schema, evolved.current.schema)
         with schema_evolution.undone_on_failure(target, evolved, properties):
-            rows = merge.conform(rows, evolved.current.schema)
+            rows = merge.fitted(rows, evolved.current.schema)
             version = _STRATEGY[spec.strategy](runtime, evolved, rows, spec, properties)
     return version, rows.num_rows
 
@@ -256,7 +256,7 @@ def _sync_schema(
             if f.name not in dropped and f.name in wanted
         ]
     )
-    merge.conform(rows, kept)
+    merge.fitted(rows, kept)
     return schema_evolution.evolve(target, added, drop, properties, retype)
 
 

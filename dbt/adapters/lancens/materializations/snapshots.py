@@ -108,6 +108,6 @@ def _apply_staging(
     closed = merge.stored_rows(target.current, addresses, schema.names)
     ends = schema.get_field_index(column_names(schema.names)[columns["dbt_valid_to"]])
     closed = closed.set_column(ends, schema.field(ends), closing.column(1).cast(schema.field(ends).type))
-    changes = pa.concat_tables([merge.conform(closed, schema), merge.conform(inserted, schema)])
+    changes = pa.concat_tables([merge.fitted(closed, schema), merge.fitted(inserted, schema)])
     version = merge.replace(target, changes, properties, addresses=addresses)
     return version, closed.num_rows + inserted.num_rows
