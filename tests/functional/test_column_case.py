@@ -11,8 +11,8 @@ import pytest
 from dbt.tests.util import run_dbt
 
 from dbt.adapters.lancens.commits import writes
-from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.namespace import DirectoryNamespace
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.statements import dml, route
 
 # Round 1 builds the table as `id, amount, note`; round 2 spells the columns in other cases, adds

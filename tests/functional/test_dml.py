@@ -8,7 +8,7 @@ import lance
 import pytest
 
 from dbt.adapters.lancens.commits import writes
-from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.statements import dml, route
 
 

@@ -1,9 +1,11 @@
-"""The package's layers, read from its import statements (docs/architecture.md).
+"""The package's floors, read from its import statements (docs/architecture.md).
 
-The engine (`namespace/`) knows neither dbt nor Spark; the data source (`spark/`) knows the engine
-but not the adapter; and no module imports itself back through others (an import circle), counting
-imports inside functions too. `from pkg import sibling` inside `pkg` depends on the sibling only,
-as Python runs it (the package's `__init__` is already being imported).
+Every package is a floor (`FLOORS`, lowest first) and imports only its own floor and those below:
+the engine (`namespace/`) knows neither dbt nor Spark; the data source (`spark/`) knows the engine
+but not the adapter; and so on up to the dbt face (`adapter/`). No module imports itself back
+through others (an import circle), counting imports inside functions too. `from pkg import
+sibling` inside `pkg` depends on the sibling only, as Python runs it (the package's `__init__` is
+already being imported).
 """
 
 from __future__ import annotations
@@ -78,22 +80,50 @@ def test_no_module_imports_itself_back() -> None:
     assert circles == []
 
 
-@pytest.mark.parametrize(
-    ("layer", "forbidden"),
-    [
-        ("namespace", ("dbt.adapters.lancens.", "dbt_common", "dbt.adapters.contracts", "pyspark")),
-        ("spark", ("dbt.adapters.lancens.core", "dbt.adapters.lancens.commits",
-                   "dbt.adapters.lancens.materializations", "dbt.adapters.lancens.metadata",
-                   "dbt.adapters.lancens.statements", "dbt_common", "dbt.adapters.contracts")),
-    ],
-)  # fmt: skip
-def test_lower_layers_do_not_import_upper_ones(layer: str, forbidden: tuple[str, ...]) -> None:
+# The package's floors, lowest first. A module may import its own floor and the floors below it,
+# never one above: the engine knows nothing of Spark or dbt, the data source nothing of dbt, the
+# shared definitions nothing of the runtime, and so on up to the dbt face.
+FLOORS = (
+    "text",  # yes/no values and back-quoted identifiers: plain Python
+    "namespace",  # the engine: Lance Directory Namespace spec
+    "spark",  # the `lance` PySpark data source
+    "definitions",  # names, relation, column, credentials, SQL text, config parsing
+    "runtime",  # process state, Spark backends, JVM bridge, errors, staging and landing
+    "commits",  # writes and table writes, atomic publish
+    "metadata",  # schemas, relations, catalog, docs, history, tags, maintenance
+    "materializations",  # incremental, merge, seeds, snapshots, indexes, clone
+    "statements",  # DDL and DML the adapter carries out itself
+    "adapter",  # the dbt face: impl, connections
+)
+# Outside dbt.adapters.lancens: what the lower floors must not import either.
+_DBT_AND_SPARK = ("dbt_common", "dbt.adapters.contracts", "dbt.adapters.base", "pyspark")
+OUTSIDE = {
+    "text": (*_DBT_AND_SPARK, "pyarrow", "lance"),
+    "namespace": _DBT_AND_SPARK,
+    "spark": ("dbt_common", "dbt.adapters.contracts", "dbt.adapters.base"),
+}
+
+
+def floor_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[3] if len(parts) > 3 and parts[3] in FLOORS else None
+
+
+def test_every_package_has_a_floor() -> None:
+    packages = {path.parent.name for path in PACKAGE_DIR.glob("*/__init__.py")}
+    assert packages - set(FLOORS) == set()
+
+
+@pytest.mark.parametrize("layer", FLOORS)
+def test_lower_layers_do_not_import_upper_ones(layer: str) -> None:
+    above = FLOORS[FLOORS.index(layer) + 1 :]
+    forbidden = tuple(f"{PACKAGE}.{floor}" for floor in above) + OUTSIDE.get(layer, ())
     prefix = f"{PACKAGE}.{layer}"
     offending = {
         module: sorted(
             name
             for name in imports(module)
-            if name.startswith(forbidden) and not name.startswith(f"{PACKAGE}.namespace")
+            if name.startswith(forbidden) or name in {PACKAGE, f"{PACKAGE}.plugin"}
         )
         for module in MODULES
         if module == prefix or module.startswith(prefix + ".")

@@ -2,8 +2,8 @@
 
 from dbt.adapters.base import AdapterPlugin
 
-from dbt.adapters.lancens.core.credentials import LancensCredentials
-from dbt.adapters.lancens.core.impl import LancensAdapter
+from dbt.adapters.lancens.adapter.impl import LancensAdapter
+from dbt.adapters.lancens.definitions.credentials import LancensCredentials
 from dbt.include import lancens
 
 Plugin = AdapterPlugin(

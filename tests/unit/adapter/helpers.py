@@ -8,9 +8,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 
 
 def namespace_on(

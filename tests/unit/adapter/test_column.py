@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.lancens.core.column import LancensColumn
+from dbt.adapters.lancens.definitions.column import LancensColumn
 
 
 @pytest.mark.parametrize(

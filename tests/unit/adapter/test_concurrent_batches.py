@@ -15,8 +15,8 @@ import lance
 import pyarrow as pa
 import pytest
 
-from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import incremental
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 
 DAYS = 6
 FIRST = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)

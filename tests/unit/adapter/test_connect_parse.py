@@ -1,6 +1,6 @@
 """The Spark Connect statement reader reads what Spark's own parser reads.
 
-Spark's parser (`core.jvm.parse_statement`, the local session's) is the reference: every statement
+Spark's parser (`runtime.jvm.parse_statement`, the local session's) is the reference: every statement
 shape the adapter applies itself must come out of the Connect reader as the same plan. Column types
 go through Spark's DDL parser on both sides (here the local JVM's, on a Connect client the server's).
 """
@@ -12,8 +12,7 @@ import dataclasses
 import pytest
 from pyspark.sql import types as T
 
-from dbt.adapters.lancens.core import jvm
-from dbt.adapters.lancens.statements import connect_parse, plans
+from dbt.adapters.lancens.runtime import connect_parse, jvm, plans
 
 CHAR_MARK = "__CHAR_VARCHAR_TYPE_STRING"
 SAME_AS_SPARK = [

@@ -5,7 +5,7 @@ import os
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.lancens.core.credentials import LancensCredentials, redact_connect_url
+from dbt.adapters.lancens.definitions.credentials import LancensCredentials, redact_connect_url
 
 
 def credentials(**overrides: object) -> LancensCredentials:

@@ -11,11 +11,11 @@ import lance.fragment
 import pyarrow as pa
 import pytest
 
-from dbt.adapters.lancens.commits import fragment_bounds
-from dbt.adapters.lancens.commits.fragment_bounds import FragmentBounds, TimeWindow
 from dbt.adapters.lancens.commits.table_write import open_write
-from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge
+from dbt.adapters.lancens.runtime import fragment_bounds
+from dbt.adapters.lancens.runtime.fragment_bounds import FragmentBounds, TimeWindow
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 
 DAY = dt.timedelta(days=1)
 FIRST = dt.datetime(2022, 1, 1)

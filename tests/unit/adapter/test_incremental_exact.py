@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
-from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import incremental
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 
 TABLE = ["shop", "items"]
 NEGATIVE_NAN = struct.unpack("<d", struct.pack("<Q", 0xFFF8000000000000))[0]  # numpy's inf - inf

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.lancens.materializations.index_config import (
+from dbt.adapters.lancens.definitions.index_config import (
     IndexConfigError,
     IndexSpec,
     check_sub_vectors,

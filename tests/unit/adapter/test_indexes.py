@@ -8,14 +8,14 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from dbt.adapters.lancens.commits.landing import land
-from dbt.adapters.lancens.commits.staging import RunPublisher
-from dbt.adapters.lancens.materializations.index_config import parse_indexes
+from dbt.adapters.lancens.definitions.index_config import parse_indexes
 from dbt.adapters.lancens.materializations.indexes import RECORD_KEY, apply_indexes, check_columns, recorded
 from dbt.adapters.lancens.metadata import catalog
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.storage import Storage
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
+from dbt.adapters.lancens.runtime.landing import land
+from dbt.adapters.lancens.runtime.staging import RunPublisher
 from tests.unit.adapter.helpers import namespace_on
 
 DIMENSION = 8

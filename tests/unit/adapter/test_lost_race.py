@@ -15,9 +15,9 @@ from dbt.artifacts.schemas.results import RunStatus
 
 from dbt.adapters.lancens.commits import publish
 from dbt.adapters.lancens.commits.table_write import open_write
-from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge
 from dbt.adapters.lancens.namespace import errors
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 from tests.unit.adapter.helpers import id_rows, shop_runtime
 
 OLD, NEW = ["shop", "old"], ["shop", "new"]

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.lancens.core.impl import LancensAdapter
-from dbt.adapters.lancens.core.macro_arguments import days_or_none, flag, whole_number_or_none
+from dbt.adapters.lancens.adapter.impl import LancensAdapter
+from dbt.adapters.lancens.adapter.macro_arguments import days_or_none, flag, whole_number_or_none
 
 
 @pytest.mark.parametrize(

@@ -13,13 +13,12 @@ import pyarrow as pa
 import pytest
 from lance_namespace import ListTablesRequest
 
-from dbt.adapters.lancens.materializations.index_config import parse_indexes
-from dbt.adapters.lancens.materializations.indexes import apply_indexes
-from dbt.adapters.lancens.materializations.maintenance_config import (
+from dbt.adapters.lancens.definitions.index_config import parse_indexes
+from dbt.adapters.lancens.definitions.maintenance_config import (
     MaintenanceConfig,
-    after_build,
     parse_maintenance,
 )
+from dbt.adapters.lancens.materializations.indexes import apply_indexes
 from dbt.adapters.lancens.metadata import maintenance, tags
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
 from dbt.adapters.lancens.namespace.storage import Storage
@@ -150,7 +149,7 @@ def test_model_config_older_than_days_alone_cleans_up(namespace: DirectoryNamesp
         overwrite(namespace, TABLE, rows(i, 1))
     config = parse_maintenance({"older_than_days": 0})
     assert config is not None
-    done = after_build(namespace, TABLE, config, WHO)
+    done = maintenance.after_build(namespace, TABLE, config, WHO)
     assert done == "removed versions 1, 2"
     assert versions(namespace, TABLE) == [3]
     assert parse_maintenance({"optimize_over_fragments": 4}) == MaintenanceConfig(4, None, None)

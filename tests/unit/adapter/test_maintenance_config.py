@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.lancens.materializations.maintenance_config import (
+from dbt.adapters.lancens.definitions.maintenance_config import (
     MaintenanceConfig,
     MaintenanceConfigError,
     parse_maintenance,

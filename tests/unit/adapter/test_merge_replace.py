@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 
 from dbt.adapters.lancens.commits.table_write import open_write
-from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 
 
 @pytest.fixture

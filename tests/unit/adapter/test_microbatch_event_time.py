@@ -11,8 +11,8 @@ import pyarrow as pa
 import pytest
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import incremental
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 
 FIRST = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 TABLE = ["shop", "events"]

@@ -5,7 +5,7 @@ import re
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.lancens.core.names import (
+from dbt.adapters.lancens.definitions.names import (
     database_name,
     namespace_id,
     namespace_to_schema,

@@ -8,8 +8,8 @@ import lance
 import pyarrow as pa
 import pytest
 
-from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.namespace import DirectoryNamespace
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ needs to (Spark reports what is missing and the runtime registers it then)."""
 
 from __future__ import annotations
 
-from dbt.adapters.lancens.core.spark_backends import ConnectSpark, LocalSpark
+from dbt.adapters.lancens.runtime.spark_backends import ConnectSpark, LocalSpark
 
 STATEMENT = "select o.id from Sales__EU.Orders o join analytics.customers c on o.id = c.id"
 

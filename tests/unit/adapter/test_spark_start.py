@@ -10,7 +10,7 @@ from pathlib import Path
 
 SCRIPT = textwrap.dedent(
     """
-    from dbt.adapters.lancens.core.runtime import LancensRuntime
+    from dbt.adapters.lancens.runtime.process import LancensRuntime
     runtime = LancensRuntime.shared({"root": ROOT}, "local[1]", {})
     print("namespaces:", runtime.namespace.list_namespaces([]).items)  # works without a JVM
     try:

@@ -11,10 +11,10 @@ import lance
 import pyarrow as pa
 import pytest
 
-from dbt.adapters.lancens.commits.landing import land
-from dbt.adapters.lancens.commits.staging import SCRATCH_DIR, RunPublisher
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.storage import Storage
+from dbt.adapters.lancens.runtime.landing import land
+from dbt.adapters.lancens.runtime.staging import SCRATCH_DIR, RunPublisher
 from tests.unit.adapter.helpers import namespace_on
 
 TABLE = ["shop", "events"]

@@ -1,4 +1,4 @@
-"""A script of several statements is run one statement at a time (statements/text.py).
+"""A script of several statements is run one statement at a time (definitions/sql_text.py).
 
 Spark's parser reads `set time zone 'x';select 1` as one malformed statement, and `set k = v;
 select 1` as the setting `k` with the value `v;select 1`, so the connection splits first.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.lancens.statements.text import statements
+from dbt.adapters.lancens.definitions.sql_text import statements
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,8 @@ import lance
 import pyarrow as pa
 import pytest
 
-from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import incremental
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 
 TABLE = ["shop", "typed"]
 STORED = pa.schema(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbt.adapters.lancens.core.spark_backends import LocalSpark
+from dbt.adapters.lancens.runtime.spark_backends import LocalSpark
 from dbt.adapters.lancens.spark.datasource import register_bound_source
 from dbt.adapters.lancens.spark.relation_options import DifferingOptionsError, refuse_differing_options
 

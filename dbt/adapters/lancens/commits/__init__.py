@@ -1,6 +1,5 @@
-"""Where every table write ends: one Lance commit (or, during an atomic-publish run, one staged
-version) through the namespace engine, then one refresh of Spark's catalog by the runtime.
-
-``hook`` and ``landing`` are imported by name in Spark's Python workers (the ``lance`` data
-source's commit hook for catalog-table INSERTs), so they import the engine only, never dbt.
+"""Where every table write of the adapter ends: frames and Arrow tables become Lance fragments
+(`writes`), one operation is landed and Spark's catalog refreshed once (`table_write`), and an
+atomic-publish run's staged versions become visible together (`publish`). How a commit lands
+(staged or committed) is `runtime/landing.py`.
 """

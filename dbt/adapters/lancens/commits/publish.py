@@ -21,11 +21,11 @@ from typing import Any
 
 from dbt.artifacts.schemas.results import RunStatus
 
-from dbt.adapters.lancens.commits.staging import SCRATCH_DIR, RunPublisher, unpublished_files
-from dbt.adapters.lancens.core import names
-from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.definitions import names
+from dbt.adapters.lancens.definitions.sql_text import spark_string
 from dbt.adapters.lancens.namespace import errors
-from dbt.adapters.lancens.statements.text import spark_string
+from dbt.adapters.lancens.runtime.process import LancensRuntime
+from dbt.adapters.lancens.runtime.staging import SCRATCH_DIR, RunPublisher, unpublished_files
 
 FAILED_STATUSES = frozenset({"error", "fail", "runtime error", "partial success"})
 

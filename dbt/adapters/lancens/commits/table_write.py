@@ -18,11 +18,11 @@ import lance
 import pyarrow as pa
 from lance.fragment import FragmentMetadata
 
-from dbt.adapters.lancens.commits.landing import land
-from dbt.adapters.lancens.commits.staging import RunPublisher
-from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.namespace import errors
 from dbt.adapters.lancens.namespace.commit import StagedCommit
+from dbt.adapters.lancens.runtime.landing import land
+from dbt.adapters.lancens.runtime.process import LancensRuntime
+from dbt.adapters.lancens.runtime.staging import RunPublisher
 from dbt.adapters.lancens.spark.writer import discard_uncommitted
 
 

@@ -15,7 +15,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
-from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.options import LanceOptions
 from dbt.adapters.lancens.spark.types import (
     fixed_sizes_from_metadata,

@@ -30,8 +30,8 @@ from dbt_common.contracts.constraints import (
 )
 from dbt_common.events.functions import warn_or_error
 
+from dbt.adapters.lancens.definitions.sql_text import spark_string
 from dbt.adapters.lancens.spark.column_names import fold
-from dbt.adapters.lancens.statements.text import spark_string
 
 
 @dataclass(frozen=True)

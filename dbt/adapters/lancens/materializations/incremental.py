@@ -21,15 +21,15 @@ import pyarrow.compute as pc
 from dbt_common.exceptions import CompilationError
 from pyspark.sql import DataFrame
 
-from dbt.adapters.lancens.commits.fragment_bounds import TimeWindow, parse_window_bound
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write, version_read
-from dbt.adapters.lancens.core.names import quote
-from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import merge, python_models, schema_evolution, store_assignment
 from dbt.adapters.lancens.materializations.source_view import addressed_view, query_rows
+from dbt.adapters.lancens.runtime.fragment_bounds import TimeWindow, parse_window_bound
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 from dbt.adapters.lancens.spark.options import ROW_ADDRESS
 from dbt.adapters.lancens.spark.types import fixed_sizes_from_metadata, to_spark_type
+from dbt.adapters.lancens.text.quoting import quote
 
 STRATEGIES = ("append", "merge", "delete+insert", "insert_overwrite", "microbatch")
 _SOURCE_ROW = "__lancens_source_row"
@@ -108,7 +108,7 @@ def apply(
             return int(evolved.current.version), 0
         spec = _keep_absent_columns(spec, rows.schema, evolved.current.schema)
         with schema_evolution.undone_on_failure(target, evolved, properties):
-            rows = merge.conform(rows, evolved.current.schema)
+            rows = merge.fitted(rows, evolved.current.schema)
             version = _STRATEGY[spec.strategy](runtime, evolved, rows, spec, properties)
     return version, rows.num_rows
 
@@ -256,7 +256,7 @@ def _sync_schema(
             if f.name not in dropped and f.name in wanted
         ]
     )
-    merge.conform(rows, kept)
+    merge.fitted(rows, kept)
     return schema_evolution.evolve(target, added, drop, properties, retype)
 
 

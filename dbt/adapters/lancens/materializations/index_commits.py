@@ -21,11 +21,11 @@ from typing import Protocol
 import lance
 from lance.dataset import Index
 
-from dbt.adapters.lancens.commits.landing import land
-from dbt.adapters.lancens.commits.staging import RunPublisher
 from dbt.adapters.lancens.metadata.engine_dataset import latest, open_for_commits
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 from dbt.adapters.lancens.namespace.layout import INDICES_DIR
+from dbt.adapters.lancens.runtime.landing import land
+from dbt.adapters.lancens.runtime.staging import RunPublisher
 
 
 class IndexCommits(Protocol):

@@ -17,11 +17,9 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import DataFrame
 
-from dbt.adapters.lancens.commits.staging import RunPublisher
-from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.definitions.index_config import parse_indexes, vector_columns
 from dbt.adapters.lancens.materializations import vectors
 from dbt.adapters.lancens.materializations.index_commits import index_commits
-from dbt.adapters.lancens.materializations.index_config import parse_indexes, vector_columns
 from dbt.adapters.lancens.materializations.indexes import (
     IndexOutcome,
     apply_indexes,
@@ -31,6 +29,8 @@ from dbt.adapters.lancens.materializations.indexes import (
 )
 from dbt.adapters.lancens.metadata.engine_dataset import latest
 from dbt.adapters.lancens.namespace import errors
+from dbt.adapters.lancens.runtime.process import LancensRuntime
+from dbt.adapters.lancens.runtime.staging import RunPublisher
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 from dbt.adapters.lancens.spark.types import fixed_sizes_from_metadata
 

@@ -32,10 +32,10 @@ import lance
 import pyarrow as pa
 from lance.dataset import Index
 
-from dbt.adapters.lancens.commits.staging import RunPublisher
+from dbt.adapters.lancens.definitions.index_config import IndexSpec, check_sub_vectors
 from dbt.adapters.lancens.materializations.index_commits import index_commits
-from dbt.adapters.lancens.materializations.index_config import IndexSpec, check_sub_vectors
 from dbt.adapters.lancens.namespace import DirectoryNamespace
+from dbt.adapters.lancens.runtime.staging import RunPublisher
 from dbt.adapters.lancens.spark.column_names import ColumnMap
 
 RECORD_KEY = "lancens.indexes"

@@ -28,18 +28,20 @@ import pyarrow.compute as pc
 from dbt_common.exceptions import DbtRuntimeError
 from lance.fragment import FragmentMetadata
 
-from dbt.adapters.lancens.commits.fragment_bounds import TimeWindow
 from dbt.adapters.lancens.commits.table_write import TableWrite
+from dbt.adapters.lancens.runtime.fragment_bounds import TimeWindow
 from dbt.adapters.lancens.spark.column_names import column_names
 from dbt.adapters.lancens.spark.options import ROW_ADDRESS
 from dbt.adapters.lancens.spark.types import aligned
 
 
-def conform(rows: pa.Table, schema: pa.Schema) -> pa.Table:
+def fitted(rows: pa.Table, schema: pa.Schema) -> pa.Table:
     """`rows` with exactly the table's columns, order and types (names matched case-insensitively).
 
     A column the rows do not have is all nulls: dbt's `on_schema_change: ignore` inserts what the
-    model still selects, and a new snapshot column starts out null for old rows."""
+    model still selects, and a new snapshot column starts out null for old rows. (The data source's
+    `spark.types.conform` is stricter: a missing column fails and a narrowing cast fails, as a
+    reader or writer of Spark's planned schema must.)"""
     by_name = column_names(rows.column_names)
     columns = []
     for field in schema:
@@ -62,7 +64,7 @@ def upsert(target: TableWrite, rows: pa.Table, on: list[str], properties: dict[s
         return _commit_with(target, lance.LanceOperation.Update(), [], properties)
     builder = target.current.merge_insert(on).when_matched_update_all().when_not_matched_insert_all()
     try:
-        transaction, _ = builder.execute_uncommitted(conform(rows, target.current.schema))
+        transaction, _ = builder.execute_uncommitted(fitted(rows, target.current.schema))
     except OSError as exc:
         if "Ambiguous merge inserts" in str(exc):
             raise ambiguous_match(target.table_id, on) from None
@@ -99,7 +101,7 @@ def replace(
     """Delete the rows whose `keys` columns match a row of `keys`, or that satisfy the Lance SQL filter
     `where`, or whose row `addresses` (in the version the write builds on) are given, and append
     `rows`; one commit. `window`: a time window `where` implies (a microbatch batch's), so only
-    fragments whose range of that column meets it are scanned (commits/fragment_bounds.py)."""
+    fragments whose range of that column meets it are scanned (runtime/fragment_bounds.py)."""
     operation = lance.LanceOperation.Update()
     if addresses is not None:
         operation = _delete_addresses(target.current, addresses)
@@ -108,7 +110,7 @@ def replace(
         transaction, _ = (
             target.current.merge_insert(keys.column_names)
             .when_matched_delete()
-            .execute_uncommitted(conform(keys, key_schema))
+            .execute_uncommitted(fitted(keys, key_schema))
         )
         operation = _update(transaction.operation)
     elif where is not None:
@@ -225,4 +227,4 @@ def _write(target: TableWrite, rows: pa.Table) -> list[FragmentMetadata]:
     if not rows.num_rows:
         return []
     schema = target.current.schema
-    return target.write_fragments(conform(rows, schema), schema)
+    return target.write_fragments(fitted(rows, schema), schema)

@@ -12,7 +12,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 
 
 def run_python_model(runtime: LancensRuntime, compiled_code: str, table_id: list[str]) -> DataFrame:

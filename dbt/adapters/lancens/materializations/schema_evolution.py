@@ -32,9 +32,9 @@ import lance
 import pyarrow as pa
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.lancens.commits.staging import SCRATCH_DIR
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
 from dbt.adapters.lancens.namespace import DirectoryNamespace
+from dbt.adapters.lancens.runtime.staging import SCRATCH_DIR
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 from dbt.adapters.lancens.spark.types import nullable_within, refuse_unreadable_names
 

@@ -17,12 +17,12 @@ import pyarrow as pa
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write, version_read
-from dbt.adapters.lancens.core.names import quote
-from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations import index_run, merge, schema_evolution
 from dbt.adapters.lancens.materializations.source_view import addressed_view, query_rows
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.column_names import column_names, fold
 from dbt.adapters.lancens.spark.options import ROW_ADDRESS
+from dbt.adapters.lancens.text.quoting import quote
 
 # Columns of dbt's staging query that are not snapshot columns.
 _STAGING_ONLY = ("dbt_change_type", "dbt_unique_key")
@@ -108,6 +108,6 @@ def _apply_staging(
     closed = merge.stored_rows(target.current, addresses, schema.names)
     ends = schema.get_field_index(column_names(schema.names)[columns["dbt_valid_to"]])
     closed = closed.set_column(ends, schema.field(ends), closing.column(1).cast(schema.field(ends).type))
-    changes = pa.concat_tables([merge.conform(closed, schema), merge.conform(inserted, schema)])
+    changes = pa.concat_tables([merge.fitted(closed, schema), merge.fitted(inserted, schema)])
     version = merge.replace(target, changes, properties, addresses=addresses)
     return version, closed.num_rows + inserted.num_rows

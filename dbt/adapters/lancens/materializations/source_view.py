@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import pyarrow as pa
 
 from dbt.adapters.lancens.commits.table_write import TableWrite
-from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.options import read_options
 from dbt.adapters.lancens.spark.types import conform, spark_arrow_schema, to_spark_schema
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 import pyarrow as pa
 from pyspark.sql import types as T
 
-from dbt.adapters.lancens.core.names import quote
-from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.materializations.source_view import query_rows
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.column_names import ColumnMap
 from dbt.adapters.lancens.spark.types import to_spark_type
+from dbt.adapters.lancens.text.quoting import quote
 
 # Within each of these families Arrow's safe cast gives Spark's value or fails where Spark does.
 _SAME_FAMILY = ((T.ByteType, T.ShortType, T.IntegerType, T.LongType), (T.FloatType, T.DoubleType))

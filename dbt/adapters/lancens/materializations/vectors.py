@@ -22,6 +22,7 @@ from pyspark.sql import types as T
 
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 from dbt.adapters.lancens.spark.types import FIXED_SIZE_METADATA
+from dbt.adapters.lancens.text.quoting import quote
 
 VECTOR_ELEMENT = T.ArrayType(T.FloatType(), True)
 
@@ -73,7 +74,7 @@ def prepare_vectors(
     projection = []
     for field in frame.schema.fields:
         if field.name not in wanted:
-            projection.append(F.col(_quoted(field.name)))
+            projection.append(F.col(quote(field.name)))
         else:
             projection.append(_checked_vector(field.name, sizes[field.name], key_columns))
     return frame.select(*projection)
@@ -149,18 +150,18 @@ def _default_key(fields: Mapping[str, object], vectors: Mapping[str, str]) -> li
 
 def _size_from_data(frame: DataFrame, name: str) -> int | None:
     """The length of the first non-null vector (None when every row is null or there are none)."""
-    column = F.col(_quoted(name))
+    column = F.col(quote(name))
     rows = frame.where(column.isNotNull()).select(F.size(column).alias("n")).limit(1).collect()
     return int(rows[0]["n"]) if rows else None
 
 
 def _checked_vector(name: str, size: int, key: Sequence[str]) -> Column:
-    column = F.col(_quoted(name))
+    column = F.col(quote(name))
     described = [F.lit(f"row {', '.join(key) or '(no key)'} = (")]
     for position, key_name in enumerate(key):
         if position:
             described.append(F.lit(", "))
-        described.append(F.coalesce(F.col(_quoted(key_name)).cast("string"), F.lit("null")))
+        described.append(F.coalesce(F.col(quote(key_name)).cast("string"), F.lit("null")))
     message = F.concat(
         F.lit(f"vector column {name!r} holds {size} values per row, but "),
         *described,
@@ -172,7 +173,3 @@ def _checked_vector(name: str, size: int, key: Sequence[str]) -> Column:
         column.isNull() | (F.size(column) == F.lit(size)), column.cast(VECTOR_ELEMENT)
     ).otherwise(F.raise_error(message))
     return checked.alias(name, metadata={FIXED_SIZE_METADATA: size})
-
-
-def _quoted(name: str) -> str:
-    return f"`{name.replace('`', '``')}`"

@@ -22,12 +22,12 @@ import pyarrow as pa
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.artifacts.schemas.catalog import CatalogTable, ColumnMetadata, StatsItem, TableMetadata
 
-from dbt.adapters.lancens.core.errors import spark_error_message
-from dbt.adapters.lancens.core.names import database_name, namespace_to_schema
-from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.definitions.names import database_name, namespace_to_schema
 from dbt.adapters.lancens.metadata import docs
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 from dbt.adapters.lancens.namespace.models import ObjectEntry
+from dbt.adapters.lancens.runtime.errors import spark_error_message
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.types import to_spark_type
 
 logger = AdapterLogger("lancens")

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.lancens.core.credentials import LancensCredentials, redact_secrets
-from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.definitions.credentials import LancensCredentials, redact_secrets
 from dbt.adapters.lancens.namespace.storage import filesystem_for
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 
 PROBE_PREFIX = ".lancens-debug-probe-"
 

@@ -14,10 +14,10 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from dbt.adapters.lancens.core.relation import LancensRelation
-from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.definitions.relation import LancensRelation
 from dbt.adapters.lancens.namespace import errors
 from dbt.adapters.lancens.namespace.table_ops import metadata_update
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.column_names import column_names
 
 COMMENT_KEY = "comment"

@@ -12,10 +12,11 @@ from typing import Any
 import lance
 
 from dbt.adapters.lancens.commits.table_write import open_write
-from dbt.adapters.lancens.core.names import database_name
-from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.definitions.names import database_name
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.options import read_options
+from dbt.adapters.lancens.text.quoting import quote
 
 PROVENANCE_COLUMNS = ("dbt_invocation_id", "dbt_model", "dbt_run_started_at", "dbt_lancens_version")
 
@@ -99,4 +100,4 @@ def at_version(runtime: LancensRuntime, table_id: list[str], version: int) -> st
     options = read_options(location, namespace.storage_options, version)
     runtime.activate()
     runtime.spark.read.format("lance").options(**options).load().createOrReplaceTempView(name)
-    return f"`{name}`"
+    return quote(name)

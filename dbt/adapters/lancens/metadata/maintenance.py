@@ -33,7 +33,7 @@ from typing import Any
 
 import lance
 
-from dbt.adapters.lancens.commits.staging import SCRATCH_DIR
+from dbt.adapters.lancens.definitions.maintenance_config import DEFAULT_OLDER_THAN_DAYS, MaintenanceConfig
 from dbt.adapters.lancens.metadata import clone_holds
 from dbt.adapters.lancens.metadata.engine_dataset import latest, open_for_commits, version_history
 from dbt.adapters.lancens.metadata.tags import tagged_versions
@@ -48,6 +48,7 @@ from dbt.adapters.lancens.namespace.layout import (
     parse_detached_manifest_name,
 )
 from dbt.adapters.lancens.namespace.storage import Storage
+from dbt.adapters.lancens.runtime.staging import SCRATCH_DIR
 
 DEFAULT_GRACE = timedelta(hours=24)
 STAGED_MARK = ".manifest-"
@@ -401,3 +402,21 @@ def _remove(
     scheme = storage.root.split("://", 1)[0] + "://" if "://" in storage.root else ""
     report.leftovers.append(path if "://" in path or not scheme else scheme + path)
     report.bytes_removed += size
+
+
+def after_build(
+    namespace: DirectoryNamespace, table_id: list[str], config: MaintenanceConfig, properties: dict[str, str]
+) -> str:
+    """Apply the config to the table's just-built version; returns what was done, for the log."""
+    done = []
+    fragments = len(latest(namespace, table_id).get_fragments())
+    if config.optimize_over_fragments is not None and fragments > config.optimize_over_fragments:
+        result = optimize_table(namespace, table_id, properties)
+        done.append(f"optimized {result.fragments_before} -> {result.fragments_after} fragments")
+    if config.retain_versions is not None or config.older_than_days is not None:
+        days = DEFAULT_OLDER_THAN_DAYS if config.older_than_days is None else config.older_than_days
+        report = cleanup_table(namespace, table_id, config.retain_versions, timedelta(days=days))
+        removed = report.versions.get(".".join(table_id), [])
+        if removed:
+            done.append(f"removed versions {', '.join(map(str, removed))}")
+    return "; ".join(done)

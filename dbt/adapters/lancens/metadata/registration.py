@@ -6,8 +6,8 @@ Spark's catalog follows every change through the runtime's one refresh.
 
 from __future__ import annotations
 
-from dbt.adapters.lancens.core.runtime import LancensRuntime
 from dbt.adapters.lancens.metadata import clone_holds
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 
 
 def declare_table(runtime: LancensRuntime, table_id: list[str]) -> str:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dbt.adapters.contracts.relation import RelationType
 
-from dbt.adapters.lancens.core.column import LancensColumn
-from dbt.adapters.lancens.core.names import namespace_to_schema
-from dbt.adapters.lancens.core.relation import LancensRelation
-from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.definitions.column import LancensColumn
+from dbt.adapters.lancens.definitions.names import namespace_to_schema
+from dbt.adapters.lancens.definitions.relation import LancensRelation
 from dbt.adapters.lancens.metadata import clone_holds
 from dbt.adapters.lancens.namespace import all_pages, errors
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.types import to_spark_type
 
 ON_DROP_CHOICES = ("purge", "deregister")

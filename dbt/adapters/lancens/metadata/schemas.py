@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dbt.adapters.lancens.core.names import namespace_to_schema
-from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.definitions.names import namespace_to_schema
 from dbt.adapters.lancens.metadata import clone_holds
 from dbt.adapters.lancens.metadata.maintenance import table_ids
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages, errors
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 
 
 def create_schema(runtime: LancensRuntime, namespace_id: list[str]) -> None:

@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
 from dbt.adapters.lancens.namespace import errors
+from dbt.adapters.lancens.text.yes_no import yes_or_no
 
-_TRUE = {"true", "TRUE", "True", "1", "yes", "YES", "y", "on"}
-_FALSE = {"false", "FALSE", "False", "0", "no", "NO", "n", "off"}
 STORAGE_PREFIX = "storage."
 
 
@@ -24,13 +23,11 @@ KNOWN_PROPERTIES = ("root", "manifest_enabled", "dir_listing_enabled")
 
 
 def parse_bool(value: object, name: str) -> bool:
-    """Native's boolean spellings (``true/false/1/0/yes/no/y/n/on/off`` ...); anything else is 13."""
-    text = str(value)
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise errors.InvalidInputError(f"property {name!r} must be true or false, got {value!r}")
+    """A boolean property (native's spellings, any case: ``text/yes_no.py``); anything else is 13."""
+    parsed = yes_or_no(value)
+    if parsed is None:
+        raise errors.InvalidInputError(f"property {name!r} must be true or false, got {value!r}")
+    return parsed
 
 
 def normalize_root(root: str | os.PathLike[str]) -> str:

@@ -38,6 +38,7 @@ from pyspark.sql.datasource import (
 )
 
 from dbt.adapters.lancens.spark.column_names import ColumnMap
+from dbt.adapters.lancens.text.quoting import quote_path
 
 _COMPARISONS: dict[type[Filter], str] = {
     EqualTo: "=",
@@ -72,7 +73,7 @@ class Untranslatable(Exception):
 
 def column(path: Sequence[str]) -> str:
     """A (possibly nested) column reference, each level back-quoted."""
-    return ".".join("`" + part.replace("`", "``") + "`" for part in path)
+    return quote_path(path)
 
 
 def _string(text: str) -> str:

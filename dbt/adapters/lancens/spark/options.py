@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+from dbt.adapters.lancens.text.yes_no import yes_or_no
+
 FIXED_SIZE_PREFIX = "fixed_size_list."
 ROW_ADDRESS = "_rowaddr"
 DEFAULT_ROWS_PER_PARTITION = 1 << 20
@@ -41,18 +43,12 @@ def _int(raw: str | None, default: _Default) -> int | _Default:
     return int(raw) if raw else default
 
 
-_TRUE = ("true", "1", "yes", "on")
-_FALSE = ("false", "0", "no", "off")
-
-
 def _bool(raw: str | None, name: str, default: bool) -> bool:
     if raw in (None, ""):
         return default
-    value = str(raw).strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
+    value = yes_or_no(raw)
+    if value is not None:
+        return value
     raise ValueError(f"option {name} must be true or false, got {raw!r}")
 
 

@@ -37,6 +37,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from dbt.adapters.lancens.spark.java_classes import java_class, seq_elements
+from dbt.adapters.lancens.text.yes_no import yes_or_no
 
 OPTION = "filter_pushdown"
 READ_COLUMNS = "read_columns"
@@ -294,7 +295,7 @@ class _Walk:
                 stop=_option(origin.stopIndex()),
                 sql_text=_option(origin.sqlText()),
                 has_options=not options.isEmpty(),
-                pushdown=str(options.getOrDefault(OPTION, "false")).lower() == "true",
+                pushdown=yes_or_no(str(options.getOrDefault(OPTION, "false"))) is True,
                 column_ids=_column_ids(node.output()),
                 read_columns=_text(options.getOrDefault(READ_COLUMNS, None)),
             )

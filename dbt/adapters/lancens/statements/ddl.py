@@ -3,7 +3,7 @@
 Spark's session catalog is an in-memory mirror of the namespace: `DROP SCHEMA ... CASCADE` run by
 Spark would forget the database and leave every Lance table in place, and `CREATE TABLE` would make
 a Spark-managed table outside the root. These statements are therefore read with Spark's own parser
-(`core.jvm.parse_statement`) and carried out by the engine (the catalog mirror follows):
+(`runtime.jvm.parse_statement`) and carried out by the engine (the catalog mirror follows):
 
 * `DROP SCHEMA|DATABASE [IF EXISTS] s [CASCADE]`, `DROP TABLE|VIEW [IF EXISTS] s.t`
 * `CREATE TABLE [IF NOT EXISTS] s.t (column type, ...)`: an empty Lance table (version 1)
@@ -34,16 +34,16 @@ from pyspark.sql import types as T
 
 from dbt.adapters.lancens.commits.table_write import open_write
 from dbt.adapters.lancens.commits.writes import write_arrow, write_frame
-from dbt.adapters.lancens.core.names import namespace_id, namespace_to_schema, validate_table_name
-from dbt.adapters.lancens.core.relation import LancensRelation
-from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.definitions.names import namespace_id, namespace_to_schema, validate_table_name
+from dbt.adapters.lancens.definitions.relation import LancensRelation
 from dbt.adapters.lancens.materializations import merge, schema_evolution
 from dbt.adapters.lancens.metadata import schemas
 from dbt.adapters.lancens.metadata.relations import drop_relation, is_view, rename_relation
 from dbt.adapters.lancens.namespace import errors
+from dbt.adapters.lancens.runtime import plans
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.column_names import column_names
 from dbt.adapters.lancens.spark.types import spark_arrow_schema
-from dbt.adapters.lancens.statements import plans
 
 
 def execute(runtime: LancensRuntime, statement: plans.Statement) -> None:

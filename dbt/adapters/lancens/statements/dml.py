@@ -10,10 +10,11 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from dbt.adapters.lancens.commits.writes import write_frame
-from dbt.adapters.lancens.core.names import namespace_id, quote
-from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.definitions.names import namespace_id
+from dbt.adapters.lancens.runtime import plans
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names, fold
-from dbt.adapters.lancens.statements import plans
+from dbt.adapters.lancens.text.quoting import quote
 
 
 def execute(runtime: LancensRuntime, statement: str) -> int:

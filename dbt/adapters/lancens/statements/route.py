@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 
-from dbt.adapters.lancens.core.runtime import LancensRuntime
-from dbt.adapters.lancens.statements import ddl, dml, plans
-from dbt.adapters.lancens.statements.text import without_leading_comments
+from dbt.adapters.lancens.definitions.sql_text import without_leading_comments
+from dbt.adapters.lancens.runtime import plans
+from dbt.adapters.lancens.runtime.process import LancensRuntime
+from dbt.adapters.lancens.statements import ddl, dml
 
 _ROW_LEVEL = re.compile(r"^(update|delete)\b", re.IGNORECASE)
 _DDL = re.compile(

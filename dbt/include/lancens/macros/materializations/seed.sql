@@ -29,14 +29,7 @@
   {% do store_result('main', response=loaded.response) %}
   {#-- dbt's seed task prints this table under `--show`; the load itself went through Arrow. --#}
   {% do store_result('agate_table', response='OK', agate_table=loaded.table) %}
-  {% do lancens_build_table_indexes(target_relation) %}
-  {% do lancens_run_table_maintenance(target_relation) %}
-
-  {% do apply_grants(target_relation, config.get('grants')) %}
-  {% do lancens_warn_spark_layout_configs(target_relation) %}
-  {% do persist_docs(target_relation, model) %}
-
-  {{ run_hooks(post_hooks) }}
+  {% do lancens_finish_table(target_relation) %}
 
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

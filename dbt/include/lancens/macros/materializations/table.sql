@@ -16,14 +16,7 @@
   {%- set response = adapter.write_relation(target_relation, build['code'], language, 'overwrite', lancens_provenance(),
         config.get('indexes'), build['not_null']) -%}
   {% do store_result('main', response=response) %}
-  {% do lancens_build_table_indexes(target_relation) %}
-  {% do lancens_run_table_maintenance(target_relation) %}
-
-  {% do apply_grants(target_relation, config.get('grants')) %}
-  {% do lancens_warn_spark_layout_configs(target_relation) %}
-  {% do persist_docs(target_relation, model) %}
-
-  {{ run_hooks(post_hooks) }}
+  {% do lancens_finish_table(target_relation) %}
 
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}

@@ -20,12 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
-
-from dbt.adapters.lancens.metadata import maintenance
-from dbt.adapters.lancens.metadata.engine_dataset import latest
-from dbt.adapters.lancens.namespace import DirectoryNamespace
 
 CONFIG_KEY = "lance_maintenance"
 DEFAULT_OLDER_THAN_DAYS = 7.0
@@ -71,21 +66,3 @@ def _positive_int(raw: Mapping[str, Any], key: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise MaintenanceConfigError(f"`{CONFIG_KEY}`: `{key}` must be a positive integer, got {value!r}")
     return value
-
-
-def after_build(
-    namespace: DirectoryNamespace, table_id: list[str], config: MaintenanceConfig, properties: dict[str, str]
-) -> str:
-    """Apply the config to the table's just-built version; returns what was done, for the log."""
-    done = []
-    fragments = len(latest(namespace, table_id).get_fragments())
-    if config.optimize_over_fragments is not None and fragments > config.optimize_over_fragments:
-        result = maintenance.optimize_table(namespace, table_id, properties)
-        done.append(f"optimized {result.fragments_before} -> {result.fragments_after} fragments")
-    if config.retain_versions is not None or config.older_than_days is not None:
-        days = DEFAULT_OLDER_THAN_DAYS if config.older_than_days is None else config.older_than_days
-        report = maintenance.cleanup_table(namespace, table_id, config.retain_versions, timedelta(days=days))
-        removed = report.versions.get(".".join(table_id), [])
-        if removed:
-            done.append(f"removed versions {', '.join(map(str, removed))}")
-    return "; ".join(done)

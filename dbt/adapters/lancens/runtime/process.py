@@ -21,16 +21,15 @@ from dbt.adapters.events.logging import AdapterLogger
 from pyspark.logger import PySparkLogger
 from pyspark.sql import DataFrame, SparkSession
 
-from dbt.adapters.lancens.commits import hook
-from dbt.adapters.lancens.commits.fragment_bounds import FragmentBounds
-from dbt.adapters.lancens.commits.staging import RunPublisher
-from dbt.adapters.lancens.core.errors import missing_database, missing_relation
-from dbt.adapters.lancens.core.names import InvalidNameError, namespace_id
-from dbt.adapters.lancens.core.session_catalog import SessionCatalog
-from dbt.adapters.lancens.core.spark_backends import ConnectSpark, LocalSpark, SparkBackend
+from dbt.adapters.lancens.definitions.names import InvalidNameError, namespace_id
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
-from dbt.adapters.lancens.statements import plans
+from dbt.adapters.lancens.runtime import hook, plans
+from dbt.adapters.lancens.runtime.errors import missing_database, missing_relation
+from dbt.adapters.lancens.runtime.fragment_bounds import FragmentBounds
+from dbt.adapters.lancens.runtime.session_catalog import SessionCatalog
+from dbt.adapters.lancens.runtime.spark_backends import ConnectSpark, LocalSpark, SparkBackend
+from dbt.adapters.lancens.runtime.staging import RunPublisher
 
 logger = AdapterLogger("lancens")
 

@@ -11,7 +11,7 @@ from typing import Any
 from dbt.adapters.contracts.connection import Credentials
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.lancens.core.names import schema_to_namespace
+from dbt.adapters.lancens.definitions.names import schema_to_namespace
 
 # Storage option keys whose values must never be shown (dbt debug, logs, errors).
 SECRET_OPTION_MARKERS = ("secret", "key", "token", "password", "session", "credential")

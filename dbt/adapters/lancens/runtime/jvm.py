@@ -13,8 +13,8 @@ from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
+from dbt.adapters.lancens.runtime import plans
 from dbt.adapters.lancens.spark.java_classes import java_class
-from dbt.adapters.lancens.statements import plans
 
 
 def activate(spark: SparkSession, job_description: str | None) -> None:

@@ -17,8 +17,8 @@ from typing import Any
 
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.lancens.core.macro_arguments import flag
-from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.adapter.macro_arguments import flag
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 
 VAR = "lancens_atomic_publish"
 

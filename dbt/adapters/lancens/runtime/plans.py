@@ -1,6 +1,6 @@
 """What a SQL statement the adapter applies itself asks for, read by Spark's own parser.
 
-`core.jvm.parse_statement` fills these from Spark's logical plan, so every expression and type
+`runtime.jvm.parse_statement` fills these from Spark's logical plan, so every expression and type
 keeps Spark SQL semantics; `ddl` and `dml` carry them out through the engine. Names are Spark's
 name parts (`["analytics__marts", "orders"]`), checked for their number of parts by the parser.
 """

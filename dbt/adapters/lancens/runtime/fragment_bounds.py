@@ -36,8 +36,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from lance.fragment import FragmentMetadata
 
-from dbt.adapters.lancens.core.names import quote
 from dbt.adapters.lancens.spark.options import ROW_ADDRESS
+from dbt.adapters.lancens.text.quoting import quote
 
 _UNITS_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _UTC_NAMES = (None, "UTC", "Etc/UTC", "+00:00")

@@ -16,7 +16,7 @@ from dbt.adapters.lancens.namespace import DirectoryNamespace
 from dbt.adapters.lancens.namespace.commit import StagedCommit
 
 if TYPE_CHECKING:
-    from dbt.adapters.lancens.commits.staging import RunPublisher
+    from dbt.adapters.lancens.runtime.staging import RunPublisher
 
 
 def land(

@@ -12,19 +12,14 @@ from typing import Any
 
 from dbt_common.exceptions import DbtRuntimeError
 
-_TRUE = frozenset({"true", "1", "yes", "on"})
-_FALSE = frozenset({"false", "0", "no", "off"})
+from dbt.adapters.lancens.text.yes_no import yes_or_no
 
 
 def flag(value: Any, name: str) -> bool:
     """A yes/no argument; None (a var given without a value) is no."""
-    if value is None or isinstance(value, bool):
-        return bool(value)
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
+    parsed = False if value is None else yes_or_no(value)
+    if parsed is not None:
+        return parsed
     raise DbtRuntimeError(f"{name} must be true or false, got {value!r}")
 
 

@@ -23,29 +23,21 @@ from dbt.artifacts.schemas.catalog import CatalogTable
 from dbt_common.contracts.constraints import ConstraintType
 
 from dbt.adapters.lancens.__version__ import version as lancens_version
+from dbt.adapters.lancens.adapter import atomic_request
+from dbt.adapters.lancens.adapter.connections import LancensConnectionManager
+from dbt.adapters.lancens.adapter.macro_arguments import days_or_none, flag, whole_number_or_none
 from dbt.adapters.lancens.commits import publish, writes
-from dbt.adapters.lancens.core import atomic_request
-from dbt.adapters.lancens.core.column import LancensColumn
-from dbt.adapters.lancens.core.connections import LancensConnectionManager
-from dbt.adapters.lancens.core.macro_arguments import days_or_none, flag, whole_number_or_none
-from dbt.adapters.lancens.core.names import (
+from dbt.adapters.lancens.definitions import maintenance_config
+from dbt.adapters.lancens.definitions.column import LancensColumn
+from dbt.adapters.lancens.definitions.names import (
     namespace_to_schema,
     quote,
     relation_table_id,
     schema_to_namespace,
     table_id,
 )
-from dbt.adapters.lancens.core.relation import LancensRelation
-from dbt.adapters.lancens.core.runtime import LancensRuntime
-from dbt.adapters.lancens.materializations import (
-    clone,
-    contracts,
-    incremental,
-    index_run,
-    maintenance_config,
-    seeds,
-    snapshots,
-)
+from dbt.adapters.lancens.definitions.relation import LancensRelation
+from dbt.adapters.lancens.materializations import clone, contracts, incremental, index_run, seeds, snapshots
 from dbt.adapters.lancens.metadata import (
     catalog,
     debug,
@@ -58,6 +50,7 @@ from dbt.adapters.lancens.metadata import (
     tags,
 )
 from dbt.adapters.lancens.namespace import ViewInfo
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 
 logger = AdapterLogger("lancens")
 
@@ -69,7 +62,7 @@ def _node_write(
     method: Callable[Concatenate[LancensAdapter, _P], _R],
 ) -> Callable[Concatenate[LancensAdapter, _P], _R]:
     """Mark a method dbt calls to build a node and that writes to the namespace: with atomic publish
-    asked for, it runs only inside an atomic-publish run (core/atomic_request.py), checked before it
+    asked for, it runs only inside an atomic-publish run (adapter/atomic_request.py), checked before it
     writes anything."""
 
     @functools.wraps(method)
@@ -274,7 +267,7 @@ class LancensAdapter(SparkAdapter):
     @available
     @_node_write
     def maintain_table(self, relation: LancensRelation, raw: Any, provenance: dict[str, Any]) -> str:
-        """After a build: the `lance_maintenance` config's optimize and cleanup (maintenance_config.py)."""
+        """After a build: the `lance_maintenance` config's optimize and cleanup (metadata/maintenance.py)."""
         config = maintenance_config.parse_maintenance(raw)
         if config is None:
             return ""
@@ -284,11 +277,11 @@ class LancensAdapter(SparkAdapter):
             if runtime.publisher is not None:
                 runtime.publisher.defer(
                     table,
-                    lambda: maintenance_config.after_build(runtime.namespace, table, config, properties),
+                    lambda: maintenance.after_build(runtime.namespace, table, config, properties),
                 )
                 return "once the run publishes"
             with runtime.writing(table):
-                return maintenance_config.after_build(runtime.namespace, table, config, properties)
+                return maintenance.after_build(runtime.namespace, table, config, properties)
 
     @available
     @_node_write

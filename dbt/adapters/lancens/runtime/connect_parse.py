@@ -1,6 +1,6 @@
 """Reading the DDL and DML the adapter applies itself when Spark runs behind Spark Connect.
 
-A Connect client has no JVM, so Spark's parser (`core.jvm.parse_statement`) is out of reach, and
+A Connect client has no JVM, so Spark's parser (`runtime.jvm.parse_statement`) is out of reach, and
 the server would *run* a DDL statement sent to it, not describe it. This reader covers the
 statement shapes `route` hands to the engine (see `ddl.py`) with a small tokenizer that knows SQL's
 quoting (backticks, strings, comments, parentheses); column types are parsed by the server's own
@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from pyspark.sql import types as T
 
-from dbt.adapters.lancens.statements import plans
+from dbt.adapters.lancens.runtime import plans
+from dbt.adapters.lancens.text.quoting import unquote
 
 ParseDdl = Callable[[str], T.DataType]
 
@@ -89,7 +90,7 @@ class _Reader:
             token = self.token
             if token is None or token.kind not in ("word", "quoted"):
                 return parts or None
-            parts.append(token.text[1:-1].replace("``", "`") if token.kind == "quoted" else token.text)
+            parts.append(unquote(token.text) if token.kind == "quoted" else token.text)
             self.at += 1
             if not self.accept_punct("."):
                 return parts
@@ -343,7 +344,7 @@ def _struct(data_type: T.DataType) -> T.StructType:
 
 
 def _without_char_varchar(data_type: T.DataType) -> T.DataType:
-    """CHAR(n)/VARCHAR(n) as strings (as Spark's own readers, and `core.jvm`, treat them)."""
+    """CHAR(n)/VARCHAR(n) as strings (as Spark's own readers, and `runtime.jvm`, treat them)."""
     if isinstance(data_type, (T.CharType, T.VarcharType)):
         return T.StringType()
     if isinstance(data_type, T.StructType):

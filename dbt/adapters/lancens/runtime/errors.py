@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 from pyspark.errors import PySparkException
 
-from dbt.adapters.lancens.core.jvm import java_error_message
-from dbt.adapters.lancens.core.names import namespace_id
+from dbt.adapters.lancens.definitions.names import namespace_id
 from dbt.adapters.lancens.namespace.errors import without_source_locations
+from dbt.adapters.lancens.runtime.jvm import java_error_message
 
 _JAVA_FRAME = re.compile(r"^\s+at [\w.$]+\(.*\)$|^\s*\.\.\. \d+ more$")
 _RELATION_PARAM = ("relationName", "objectName", "viewName", "tableName")

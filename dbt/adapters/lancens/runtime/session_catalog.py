@@ -20,9 +20,10 @@ import pyarrow as pa
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
-from dbt.adapters.lancens.core.names import database_name, qualified_name, quote
+from dbt.adapters.lancens.definitions.names import database_name, qualified_name
 from dbt.adapters.lancens.spark.datasource import register_bound_source
 from dbt.adapters.lancens.spark.options import read_options
+from dbt.adapters.lancens.text.quoting import quote
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from dbt.adapters.contracts.relation import ComponentName, HasQuoting, RelationC
 from dbt.adapters.spark.relation import SparkRelation
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
-from dbt.adapters.lancens.core.names import database_name, schema_to_namespace, table_id
-from dbt.adapters.lancens.materializations.index_config import IndexConfigError, parse_indexes
-from dbt.adapters.lancens.materializations.maintenance_config import MaintenanceConfigError, parse_maintenance
+from dbt.adapters.lancens.definitions.index_config import IndexConfigError, parse_indexes
+from dbt.adapters.lancens.definitions.maintenance_config import MaintenanceConfigError, parse_maintenance
+from dbt.adapters.lancens.definitions.names import database_name, schema_to_namespace, table_id
 
 # Nodes that have a relation but never name a table (dbt names an on-run-start hook
 # `<project>-on-run-start-0`): their names are not checked.

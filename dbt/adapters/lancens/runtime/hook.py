@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dbt.adapters.lancens.commits.landing import land
 from dbt.adapters.lancens.namespace import DirectoryNamespace
+from dbt.adapters.lancens.runtime.landing import land
 
-HOOK = "dbt.adapters.lancens.commits.hook:commit"
+HOOK = "dbt.adapters.lancens.runtime.hook:commit"
 
 
 def commit(

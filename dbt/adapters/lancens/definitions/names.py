@@ -21,6 +21,8 @@ from collections.abc import Sequence
 
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.lancens.text.quoting import quote
+
 SEPARATOR = "__"
 ROOT_DATABASE = "default"
 _LEVEL = re.compile(r"^[a-z0-9](?:[a-z0-9_]*[a-z0-9])?$")
@@ -108,11 +110,6 @@ def namespace_id(database: str) -> list[str]:
     parts = _SEPARATOR_RUN.split(database)
     levels = [_ESCAPED_RUN.sub(lambda run: run.group()[1:], part) for part in parts]
     return [validate_level(level, "database name level", i) for i, level in enumerate(levels)]
-
-
-def quote(identifier: str) -> str:
-    """A Spark SQL identifier in backticks (a backtick inside is doubled)."""
-    return "`" + identifier.replace("`", "``") + "`"
 
 
 def qualified_name(object_id: Sequence[str]) -> str:

@@ -16,10 +16,10 @@ from typing import Protocol
 
 from pyspark.sql import DataFrame, SparkSession
 
-from dbt.adapters.lancens.core import jvm
-from dbt.adapters.lancens.core.credentials import redact_connect_url, redact_secrets
-from dbt.adapters.lancens.core.errors import spark_error_message, spark_start_error
-from dbt.adapters.lancens.core.names import InvalidNameError, database_name, namespace_id
+from dbt.adapters.lancens.definitions.credentials import redact_connect_url, redact_secrets
+from dbt.adapters.lancens.definitions.names import InvalidNameError, database_name, namespace_id
+from dbt.adapters.lancens.runtime import connect_parse, jvm, plans
+from dbt.adapters.lancens.runtime.errors import spark_error_message, spark_start_error
 from dbt.adapters.lancens.spark import class_archive, get_or_create_session, remote
 from dbt.adapters.lancens.spark.pushdown import sql_with_pushdown
 from dbt.adapters.lancens.spark.relation_options import refuse_differing_options
@@ -30,7 +30,6 @@ from dbt.adapters.lancens.spark.remote import (
     connect_session,
 )
 from dbt.adapters.lancens.spark.warmup import warm_up
-from dbt.adapters.lancens.statements import connect_parse, plans
 
 
 class SparkStartError(RuntimeError):
@@ -44,7 +43,7 @@ class SparkBackend(Protocol):
     def reuses_catalog_entries(self) -> bool:
         """Whether a refresh that would create the same catalog entry again may keep it: yes where
         Spark's catalog is this process's own, no for a Connect server's, which other sessions
-        change behind this one's back (core/session_catalog.py, `reuse`)."""
+        change behind this one's back (runtime/session_catalog.py, `reuse`)."""
         ...
 
     def start(self) -> SparkSession:

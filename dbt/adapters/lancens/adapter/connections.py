@@ -17,16 +17,16 @@ from dbt_common.events.functions import fire_event
 from dbt_common.exceptions import DbtDatabaseError, DbtRuntimeError
 from dbt_common.utils import cast_to_str
 
-from dbt.adapters.lancens.core.credentials import LancensCredentials, redact_connect_url
-from dbt.adapters.lancens.core.errors import (
+from dbt.adapters.lancens.definitions.credentials import LancensCredentials, redact_connect_url
+from dbt.adapters.lancens.definitions.sql_text import statements
+from dbt.adapters.lancens.runtime.errors import (
     lost_session_message,
     missing_relation_message,
     spark_error_message,
     storage_refusal_message,
 )
-from dbt.adapters.lancens.core.runtime import LancensRuntime
+from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.statements import route
-from dbt.adapters.lancens.statements.text import statements
 
 logger = AdapterLogger("lancens")
 
