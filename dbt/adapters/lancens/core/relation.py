@@ -11,6 +11,7 @@ from dbt.adapters.spark.relation import SparkRelation
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
 from dbt.adapters.lancens.core.names import database_name, schema_to_namespace, table_id
+from dbt.adapters.lancens.embeddings.config import EmbeddingConfigError, parse_embeddings
 from dbt.adapters.lancens.materializations.index_config import IndexConfigError, parse_indexes
 from dbt.adapters.lancens.materializations.maintenance_config import MaintenanceConfigError, parse_maintenance
 
@@ -88,5 +89,6 @@ def _check_lance_configs(relation_config: RelationConfig) -> None:
     try:
         parse_indexes(config.get("indexes"))
         parse_maintenance(config.get("lance_maintenance"))
-    except (IndexConfigError, MaintenanceConfigError) as exc:
+        parse_embeddings(config.get("embeddings"))
+    except (IndexConfigError, MaintenanceConfigError, EmbeddingConfigError) as exc:
         raise CompilationError(str(exc), node=relation_config) from exc
