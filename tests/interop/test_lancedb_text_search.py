@@ -41,8 +41,7 @@ def write_project(root: Path, embeddings: dict, articles: list[tuple[int, str]])
     index = {"columns": [embeddings["vector"]], "type": "ivf_flat", "metric": "cosine", "num_partitions": 1}
     config = f"materialized='table', embeddings={json.dumps(embeddings)}, indexes=[{json.dumps(index)}]"
     (project / "models" / "articles.sql").write_text(
-        f"{{{{ config({config}) }}}}\n"
-        f"select * from values {rows} as t(id, body)\n",
+        f"{{{{ config({config}) }}}}\nselect * from values {rows} as t(id, body)\n",
         encoding="utf-8",
     )
     run_dbt(["run", "--project-dir", str(project), "--profiles-dir", str(project)])
