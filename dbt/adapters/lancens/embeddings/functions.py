@@ -24,7 +24,7 @@ TABLE_METADATA_KEY = "embedding_functions"
 # the vector column's Spark field metadata: its LanceDB entry (JSON), taken into the schema metadata
 FIELD_METADATA_KEY = "lancens.embedding_function"
 # functions this package registers (`lancens-minilm`): imported before every lookup
-BUILTIN_MODULES: tuple[str, ...] = ()
+BUILTIN_MODULES = ("dbt.adapters.lancens.embeddings.minilm",)
 _PROBE_TEXT = "dbt-lancens checks the embedding function"
 
 
@@ -35,13 +35,6 @@ class EmbeddingFunctionError(RuntimeError):
 @functools.cache
 def function_for(name: str, args_json: str, imports: tuple[str, ...]) -> Any:
     """The registry's function `name` created with `args` (JSON), once per process."""
-    for module in (*BUILTIN_MODULES, *imports):
-        try:
-            importlib.import_module(module)
-        except Exception as exc:
-            raise EmbeddingFunctionError(
-                f"embeddings: cannot import module {module!r} (named in `imports`): {exc}"
-            ) from exc
     try:
         from lancedb.embeddings import get_registry
     except ImportError as exc:
@@ -49,6 +42,13 @@ def function_for(name: str, args_json: str, imports: tuple[str, ...]) -> Any:
             "the `embeddings` config needs LanceDB's embedding functions: "
             "pip install 'dbt-lancens[embeddings]'"
         ) from exc
+    for module in (*BUILTIN_MODULES, *imports):
+        try:
+            importlib.import_module(module)
+        except Exception as exc:
+            raise EmbeddingFunctionError(
+                f"embeddings: cannot import module {module!r} (named in `imports`): {exc}"
+            ) from exc
     registry = get_registry()
     try:
         kind = registry.get(name)
