@@ -92,6 +92,12 @@ class TestEmbeddings:
         return {
             "docs_table.sql": _model("table", log + ".table", index),
             "docs_incremental.sql": _model("incremental", log, "on_schema_change='append_new_columns',"),
+            "docs_delete_insert.sql": _model(
+                "incremental",
+                log + ".di",
+                "incremental_strategy='delete+insert', on_schema_change='append_new_columns',",
+            ).replace("select *", "select *{% if var('round', 1) == 3 %}, 'x' as extra{% endif %}"),
+            "docs_append.sql": _model("incremental", log + ".append", "incremental_strategy='append',"),
         }
 
     def test_table_model_is_embedded_and_recorded(self, project, lancens_root: str, log: str) -> None:
@@ -123,6 +129,28 @@ class TestEmbeddings:
         dataset = _dataset(project, lancens_root, "docs_incremental")
         _assert_vectors(_vectors(dataset), _expected(ROUND_2))
         assert b"embedding_functions" in dataset.schema.metadata
+
+    def test_every_write_path_keeps_the_record(self, project, lancens_root: str, log: str) -> None:
+        """delete+insert, a column added by `on_schema_change`, and append keep `embedding_functions`."""
+        for round_ in (1, 2, 3):
+            run_dbt(
+                ["run", "--select", "docs_delete_insert", "docs_append", "--vars", f"{{round: {round_}}}"]
+            )
+            for name in ("docs_delete_insert", "docs_append"):
+                dataset = _dataset(project, lancens_root, name)
+                assert b"embedding_functions" in dataset.schema.metadata, (name, round_)
+        assert _embedded(log + ".di") == sorted(
+            [
+                "refund for a damaged order",
+                "reset your password",
+                "ship abroad",
+                "change your password",
+                "track a parcel",
+            ]
+        )  # round 3 changed no text: nothing embedded
+        dataset = _dataset(project, lancens_root, "docs_delete_insert")
+        assert "extra" in dataset.schema.names
+        _assert_vectors(_vectors(dataset), {**_expected(ROUND_1), **_expected(ROUND_2)})
 
 
 class TestEmbeddingsBadInput:
