@@ -64,6 +64,12 @@ def test_sample_project_builds_over_connect(sample_built, connect_server: Connec
     orders = lance.dataset(project.namespace().describe_table(["analytics", "marts", "orders"]).location)
     raw = lance.dataset(project.namespace().describe_table(["analytics", "raw", "raw_orders"]).location)
     assert orders.count_rows() == raw.count_rows() > 0
+    # `documents`' embeddings were computed by the server's Python workers and recorded for LanceDB
+    location = project.namespace().describe_table(["analytics", "marts", "documents"]).location
+    documents = lance.dataset(location)
+    vectors = documents.to_table(columns=["embedding"])["embedding"]
+    assert vectors.type.list_size == 384 and vectors.null_count == 0 and len(vectors) == 12
+    assert b"lancens-minilm" in documents.schema.metadata[b"embedding_functions"]
     # the dbt process started no JVM of its own: nothing was written to its Spark console log
     assert not (project.path / "logs" / "spark" / "spark.log").exists()
     assert_token_nowhere(project, connect_server, output)

@@ -1,5 +1,6 @@
 """LanceDB and pylance search the sample project's dbt-built `documents` table the moment `dbt run` ends:
-its vector and full-text indexes are there, and the searches find the expected articles."""
+its vector and full-text indexes are there, its embeddings were computed by the pipeline (LanceDB
+searches it by text), and the searches find the expected articles."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import lancedb
 import pytest
 from dbt.tests.util import run_dbt
 
+import dbt.adapters.lancens.embeddings.minilm  # noqa: F401 - registers lancens-minilm for LanceDB
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_project"
@@ -41,6 +43,11 @@ def test_lancedb_searches_the_dbt_built_table(warehouse: Path) -> None:
     # vector search: an article's own embedding finds it first (cosine distance 0)
     hits = table.search(rows[6]["embedding"]).distance_type("cosine").limit(3).to_list()
     assert hits[0]["id"] == 6 and hits[0]["_distance"] == pytest.approx(0, abs=1e-5)
+
+    # text search: the table records `lancens-minilm`, so LanceDB embeds the question with it
+    hits = table.search("how long does delivery take").distance_type("cosine").limit(1).to_list()
+    assert hits[0]["id"] == 8  # "Orders ship the next day and arrive within three days."
+    assert table.schema.field("embedding").type.list_size == 384
 
     # full-text search: exactly the articles that mention refunds
     found = table.search("refund", query_type="fts").limit(10).to_list()

@@ -4,7 +4,7 @@ A path in backticks (`spark/session.py`, `benchmarks/dbt_run.py`, `tests/unit/te
 `materializations/indexes.sql`, `commits/landing.land`: `land` in landing.py) is looked up from the
 repository root, the adapter package (`dbt/adapters/lancens/`), its macros' package
 (`dbt/include/lancens/`) and the macros folder (`dbt/include/lancens/macros/`); a module name
-(`dbt.adapters.lancens.spark.session`, `commits.landing.land`) must name a module of the adapter, or
+(`dbt.adapters.lancens.spark.session`, `runtime.landing.land`) must name a module of the adapter, or
 up to two names its source mentions (a function, a class and its method); `Class.method` of a class
 the adapter defines (`TableWrite.commit`) must be defined in its module or a mixin; a relative
 Markdown link (`[x](materializations.md#anchor)`) must name a file next to the doc. Names with
@@ -38,7 +38,7 @@ FIRST_FOLDERS = {"dbt", "benchmarks", "tests", "scripts", "docs", "macros", "spa
 } - {"target", "dbt_packages", "logs"}
 PATH_IN_BACKTICKS = re.compile(r"`([A-Za-z0-9_.][A-Za-z0-9_./-]*/[A-Za-z0-9_./:-]*)`")
 MODULE_IN_BACKTICKS = re.compile(r"`(dbt\.adapters\.lancens(?:\.[A-Za-z_][A-Za-z0-9_]*)*)`")
-# `commits.landing.land`: a name inside the adapter's folders (`spark.` is left out: Spark's settings).
+# `runtime.landing.land`: a name inside the adapter's folders (`spark.` is left out: Spark's settings).
 RELATIVE_MODULE_IN_BACKTICKS = re.compile(
     r"`((?:adapter|runtime|definitions|text|commits|namespace|metadata|materializations|statements)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)`"
 )

@@ -87,6 +87,7 @@ FLOORS = (
     "text",  # yes/no values and back-quoted identifiers: plain Python
     "namespace",  # the engine: Lance Directory Namespace spec
     "spark",  # the `lance` PySpark data source
+    "embeddings",  # vectors from text with LanceDB's registry, in Spark's Python workers: no dbt
     "definitions",  # names, relation, column, credentials, SQL text, config parsing
     "runtime",  # process state, Spark backends, JVM bridge, errors, staging and landing
     "commits",  # writes and table writes, atomic publish

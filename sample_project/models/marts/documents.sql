@@ -1,9 +1,11 @@
 {#-- Help-center articles with a vector index and a full-text index: searchable from LanceDB and
-     pylance the moment `dbt run` ends. The embedding is deterministic (no network, no model
-     download): a 16-dimensional hashed bag of words, L2-normalised, so articles sharing words are
-     near each other. A real project would compute embeddings in a Python model instead. --#}
+     pylance the moment `dbt run` ends. `embedding` is computed by the pipeline (the `embeddings`
+     config): Spark's workers embed `body` with `lancens-minilm` (all-MiniLM-L6-v2 on the CPU, no
+     network), and the table records the function, so LanceDB searches it by text:
+     `table.search("my parcel is late")`. --#}
 {{ config(
     materialized='table',
+    embeddings=[{'source': 'body', 'vector': 'embedding', 'function': 'lancens-minilm'}],
     indexes=[
         {'columns': ['embedding'], 'type': 'ivf_flat', 'metric': 'cosine', 'num_partitions': 2},
         {'columns': ['body'], 'type': 'fts'},
@@ -25,18 +27,6 @@ with articles as (
         (11, 'menu', 'Vegetarian jaffles', 'Our vegetarian jaffles have cheese, tomato and spinach.'),
         (12, 'menu', 'Allergens', 'Every jaffle lists its allergens; ask us about gluten free bread.')
         as t(id, topic, title, body)
-),
-
-hashed as (
-    select
-        id, topic, title, body,
-        transform(sequence(0, 15), d -> cast(
-            size(filter(split(regexp_replace(lower(body), '[^a-z ]', ''), ' '), w -> pmod(hash(w), 16) = d))
-            as double)) as counts
-    from articles
 )
 
-select
-    id, topic, title, body,
-    transform(counts, c -> c / sqrt(aggregate(counts, 0D, (acc, x) -> acc + x * x))) as embedding
-from hashed
+select id, topic, title, body from articles

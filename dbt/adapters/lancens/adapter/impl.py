@@ -37,7 +37,15 @@ from dbt.adapters.lancens.definitions.names import (
     table_id,
 )
 from dbt.adapters.lancens.definitions.relation import LancensRelation
-from dbt.adapters.lancens.materializations import clone, contracts, incremental, index_run, seeds, snapshots
+from dbt.adapters.lancens.materializations import (
+    clone,
+    contracts,
+    embedding_run,
+    incremental,
+    index_run,
+    seeds,
+    snapshots,
+)
 from dbt.adapters.lancens.metadata import (
     catalog,
     debug,
@@ -178,19 +186,28 @@ class LancensAdapter(SparkAdapter):
         provenance: dict[str, Any] | None = None,
         indexes: list[dict[str, Any]] | None = None,
         not_null: list[str] | None = None,
+        embeddings: Any = None,
     ) -> AdapterResponse:
         """Build the model's result and commit it as the relation's next Lance version.
 
         `indexes` (the model's config): the columns a vector index names are written as vectors.
-        `not_null` (a contract's constraints): columns written as non-nullable Lance fields."""
+        `not_null` (a contract's constraints): columns written as non-nullable Lance fields.
+        `embeddings` (the model's config): vector columns computed from text columns."""
         runtime = self.runtime
         name = relation.identifier or ""
         with self.connections.exception_handler(compiled_code):
             code = self.connections.model_sql(compiled_code, language)
-            frame = index_run.checked_frame(
+            embedded = embedding_run.embedded_frame(
                 runtime,
                 relation.table_id,
                 incremental.model_frame(runtime, code, language, relation.table_id),
+                embeddings,
+                adds_rows=mode == "append",
+            )
+            frame = index_run.checked_frame(
+                runtime,
+                relation.table_id,
+                embedded.frame,
                 indexes,
                 adds_rows=mode == "append",
                 sample=incremental.sample_frame(runtime, code, language),
@@ -204,7 +221,7 @@ class LancensAdapter(SparkAdapter):
                 not_null or (),
             )
         self.cache_added(relation.incorporate(type="table"))
-        return AdapterResponse(_message=f"OK (version {version})", rows_affected=None)
+        return AdapterResponse(_message=f"OK (version {version}{embedded.summary()})", rows_affected=None)
 
     @available
     def enforce_contract(
@@ -600,6 +617,7 @@ class LancensAdapter(SparkAdapter):
         spec: dict[str, Any],
         provenance: dict[str, Any] | None = None,
         indexes: list[dict[str, Any]] | None = None,
+        embeddings: Any = None,
     ) -> AdapterResponse:
         """Apply an incremental run's result to the existing table as its next Lance version."""
         runtime = self.runtime
@@ -608,10 +626,13 @@ class LancensAdapter(SparkAdapter):
             spec_ = incremental.Spec(**spec)
             seen = incremental.version_before_query(runtime, relation.table_id, spec_)
             frame = incremental.model_frame(runtime, code, language, relation.table_id)
+            embedded = embedding_run.embedded_frame(
+                runtime, relation.table_id, frame, embeddings, spec_.unique_key, adds_rows=True
+            )
             frame = index_run.checked_frame(
                 runtime,
                 relation.table_id,
-                frame,
+                embedded.frame,
                 indexes,
                 spec_.unique_key,
                 adds_rows=True,
@@ -621,7 +642,7 @@ class LancensAdapter(SparkAdapter):
             version, rows = incremental.apply(
                 runtime, relation.table_id, frame, spec_, _provenance(provenance), seen
             )
-        return AdapterResponse(_message=f"OK (version {version})", rows_affected=rows)
+        return AdapterResponse(_message=f"OK (version {version}{embedded.summary()})", rows_affected=rows)
 
     @available
     @_node_write

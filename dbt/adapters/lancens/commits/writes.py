@@ -15,6 +15,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
+from dbt.adapters.lancens.embeddings.functions import schema_metadata
 from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.options import LanceOptions
 from dbt.adapters.lancens.spark.types import (
@@ -51,6 +52,8 @@ def write_frame(
             append=not overwrite,
             not_null=not_null,
         )
+        if overwrite:  # the `embeddings` config's record, for LanceDB (appends keep the table's)
+            schema = schema.with_metadata({**(schema.metadata or {}), **schema_metadata(frame.schema)})
         writer = LanceWriter(
             LanceOptions(uri=write.location, storage_options=write.storage_options),
             schema,

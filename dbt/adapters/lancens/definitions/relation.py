@@ -13,6 +13,7 @@ from dbt_common.exceptions import CompilationError, DbtRuntimeError
 from dbt.adapters.lancens.definitions.index_config import IndexConfigError, parse_indexes
 from dbt.adapters.lancens.definitions.maintenance_config import MaintenanceConfigError, parse_maintenance
 from dbt.adapters.lancens.definitions.names import database_name, schema_to_namespace, table_id
+from dbt.adapters.lancens.embeddings.config import EmbeddingConfigError, parse_embeddings
 
 # Nodes that have a relation but never name a table (dbt names an on-run-start hook
 # `<project>-on-run-start-0`): their names are not checked.
@@ -88,5 +89,6 @@ def _check_lance_configs(relation_config: RelationConfig) -> None:
     try:
         parse_indexes(config.get("indexes"))
         parse_maintenance(config.get("lance_maintenance"))
-    except (IndexConfigError, MaintenanceConfigError) as exc:
+        parse_embeddings(config.get("embeddings"))
+    except (IndexConfigError, MaintenanceConfigError, EmbeddingConfigError) as exc:
         raise CompilationError(str(exc), node=relation_config) from exc

@@ -3,7 +3,7 @@
 `indexes.apply_indexes` plans on the dataset one of these gives it and lands its operations there:
 
 * `DirectIndexCommits` (no atomic publish): the table's latest version. Each operation becomes the
-  table's next version through `commits.landing.land`; an index missing rows is optimised by
+  table's next version through `runtime.landing.land`; an index missing rows is optimised by
   Lance (`optimize_indices` commits by itself, through the engine: `open_for_commits`).
 * `StagedIndexCommits` (an atomic-publish run): the run's staged version of the table, read where
   the run reads it (`RunPublisher.read_target`). Each operation is staged on top of it

@@ -5,7 +5,7 @@ After a model, seed or snapshot build the table's latest version is compared wit
 * an index that is missing, or whose config changed since it was built, is built (a changed one
   replaces the old under the same name); indexes dbt built that the config no longer names are
   dropped. All of them in ONE Lance `CreateIndex` commit (`index_commits.py`: the table's next
-  version through `commits.landing.land`, or staged with the run's rows in an atomic-publish run):
+  version through `runtime.landing.land`, or staged with the run's rows in an atomic-publish run):
   each index is built uncommitted on every fragment (`create_index_uncommitted`), then committed
   together;
 * an index kept as it was but not covering every row (an incremental run or a merge added

@@ -139,7 +139,9 @@ def _holds_null(dataset: lance.LanceDataset, name: str) -> bool:
 def _add_in_place(target: TableWrite, added: list[pa.Field], properties: dict[str, str]) -> TableWrite:
     dataset = target.current
     fragments = [fragment.metadata for fragment in dataset.get_fragments()]
-    target.commit(lance.LanceOperation.Merge(fragments, pa.schema([*dataset.schema, *added])), properties)
+    # the schema metadata (LanceDB's `embedding_functions`) stays with the table
+    schema = pa.schema([*dataset.schema, *added], metadata=dataset.schema.metadata)
+    target.commit(lance.LanceOperation.Merge(fragments, schema), properties)
     return open_write(target.runtime, target.table_id, must_exist=True)
 
 
@@ -155,7 +157,7 @@ def _rewrite(
     new_types = ColumnMap((types or {}).items())
     read = [field for field in dataset.schema if field.name not in dropped]
     kept = [field.with_type(new_types.get(field.name, field.type)) for field in read]
-    schema = pa.schema([*kept, *added])
+    schema = pa.schema([*kept, *added], metadata=dataset.schema.metadata)
 
     def batches() -> Iterator[pa.RecordBatch]:
         for batch in dataset.scanner(columns=[field.name for field in read]).to_batches():

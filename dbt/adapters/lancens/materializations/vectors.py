@@ -20,6 +20,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from dbt.adapters.lancens.embeddings.functions import FIELD_METADATA_KEY as EMBEDDING_METADATA
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 from dbt.adapters.lancens.spark.types import FIXED_SIZE_METADATA
 from dbt.adapters.lancens.text.quoting import quote
@@ -63,9 +64,16 @@ def prepare_vectors(
         _check_type(fields.get(name), name, list(fields))
     key_columns = [fields[k].name for k in key if k in fields] or _default_key(fields, wanted)
     rows = sample or (lambda: frame)
+    # a column the `embeddings` config computes has its function's size (the model never had it)
+    computed = ColumnMap(
+        (field.name, int(field.metadata[FIXED_SIZE_METADATA]))
+        for field in frame.schema.fields
+        if EMBEDDING_METADATA in (field.metadata or {})
+    )
 
     def size(name: str) -> int:
-        found = (table_sizes or {}).get(name) or _size_from_data(rows(), fields[name].name)
+        found = (table_sizes or {}).get(name) or computed.get(name)
+        found = found or _size_from_data(rows(), fields[name].name)
         if found is None and replaced_sizes is not None:
             found = ColumnMap(replaced_sizes().items()).get(name)
         return _sized(name, found)
@@ -76,7 +84,7 @@ def prepare_vectors(
         if field.name not in wanted:
             projection.append(F.col(quote(field.name)))
         else:
-            projection.append(_checked_vector(field.name, sizes[field.name], key_columns))
+            projection.append(_checked_vector(field, sizes[field.name], key_columns))
     return frame.select(*projection)
 
 
@@ -155,7 +163,9 @@ def _size_from_data(frame: DataFrame, name: str) -> int | None:
     return int(rows[0]["n"]) if rows else None
 
 
-def _checked_vector(name: str, size: int, key: Sequence[str]) -> Column:
+def _checked_vector(field: T.StructField, size: int, key: Sequence[str]) -> Column:
+    """The column cast to `array<float>`, a row of another size failing; its field metadata kept."""
+    name = field.name
     column = F.col(quote(name))
     described = [F.lit(f"row {', '.join(key) or '(no key)'} = (")]
     for position, key_name in enumerate(key):
@@ -172,4 +182,4 @@ def _checked_vector(name: str, size: int, key: Sequence[str]) -> Column:
     checked = F.when(
         column.isNull() | (F.size(column) == F.lit(size)), column.cast(VECTOR_ELEMENT)
     ).otherwise(F.raise_error(message))
-    return checked.alias(name, metadata={FIXED_SIZE_METADATA: size})
+    return checked.alias(name, metadata={**(field.metadata or {}), FIXED_SIZE_METADATA: size})

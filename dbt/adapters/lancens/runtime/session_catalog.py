@@ -6,7 +6,7 @@ runtime fills lazily (a relation when a query first needs it) and refreshes afte
 Tables are created `USING` a bound `lance` source (`spark.datasource.register_bound_source`:
 Spark 4.3 passes no options to Python data sources for catalog tables), which carries the location,
 the namespace's storage options, an optional version, and the commit hook that routes a Spark
-`INSERT` into the table through the engine (`commits.hook`). Views are Spark views of the
+`INSERT` into the table through the engine (`runtime.hook`). Views are Spark views of the
 engine's SQL. Every statement goes through the runtime's one `sql` entry.
 """
 

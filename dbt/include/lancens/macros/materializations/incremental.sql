@@ -21,7 +21,7 @@
     {%- set build = lancens_model_build(compiled_code, language,
           'create or replace table ' ~ target_relation ~ ' using lance as') -%}
     {%- set response = adapter.write_relation(target_relation, build['code'], language, 'overwrite', lancens_provenance(),
-          config.get('indexes'), build['not_null']) -%}
+          config.get('indexes'), build['not_null'], config.get('embeddings')) -%}
     {% do store_result('main', response=response) %}
   {% else %}
     {%- set arg_dict = {

@@ -14,7 +14,7 @@
   {%- set build = lancens_model_build(compiled_code, language,
         'create or replace table ' ~ target_relation ~ ' using lance as') -%}
   {%- set response = adapter.write_relation(target_relation, build['code'], language, 'overwrite', lancens_provenance(),
-        config.get('indexes'), build['not_null']) -%}
+        config.get('indexes'), build['not_null'], config.get('embeddings')) -%}
   {% do store_result('main', response=response) %}
   {% do lancens_finish_table(target_relation) %}
 

@@ -39,6 +39,6 @@
     } -%}
   {%- set response = adapter.apply_incremental(
         arg_dict['target_relation'], build['code'], arg_dict['language'], spec, lancens_provenance(),
-        config.get('indexes')) -%}
+        config.get('indexes'), config.get('embeddings')) -%}
   {%- do store_result('main', response=response) -%}
 {%- endmacro %}
