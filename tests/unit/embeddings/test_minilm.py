@@ -29,3 +29,24 @@ def test_tokenizer_matches_bert() -> None:
         101, 2009, 1005, 1055, 2061, 11559, 2648, 999, 102,
     ]  # fmt: skip
     assert _encoder(None, 256).tokenizer.encode("Café") == _encoder(None, 256).tokenizer.encode("cafe")
+
+
+def test_a_changed_weights_file_is_refused_before_it_is_used(tmp_path) -> None:
+    import shutil
+
+    from dbt.adapters.lancens.embeddings import minilm
+
+    packaged = minilm._packaged()  # the installed package passes the check
+    copy = tmp_path / "model_files"
+    copy.mkdir()
+    for name in minilm.PACKAGED_SHA256:
+        shutil.copy(packaged / name, copy / name)
+    assert minilm.verified(copy) == copy
+    with open(copy / "vocab.txt", "a") as vocab:
+        vocab.write("extra\n")
+    with pytest.raises(OSError, match=r"vocab\.txt is not the published all-MiniLM-L6-v2 file"):
+        minilm.verified(copy)
+    shutil.copy(packaged / "vocab.txt", copy / "vocab.txt")
+    (copy / "config.json").unlink()
+    with pytest.raises(OSError, match=r"config\.json cannot be read"):
+        minilm.verified(copy)
