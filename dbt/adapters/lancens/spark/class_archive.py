@@ -352,7 +352,7 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return not _zombie(pid)
 
 
 def _zombie(pid: int) -> bool:
