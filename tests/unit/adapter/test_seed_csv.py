@@ -52,6 +52,44 @@ def test_timestamps_with_and_without_offsets(spark, tmp_path: Path) -> None:
     assert str(table.column("at")[0]) == "2024-01-02 01:04:05+00:00"
 
 
+@pytest.mark.parametrize("zone", ["America/New_York", "+05:30", "UTC"])
+def test_zone_less_timestamps_are_read_in_the_session_time_zone_as_spark_casts_them(
+    spark, tmp_path: Path, zone: str
+) -> None:
+    """Declared and inferred timestamp columns give the instants Spark's CAST gives for the same text
+    in the session time zone (dbt-spark's seed INSERT has Spark read them), the clocks' changes
+    included: 02:30 on 2024-03-10 does not exist in New York, 01:30 on 2024-11-03 happens twice.
+    They used to be read as UTC whatever the session's zone."""
+    texts = ["2024-01-02 03:04:05", "2024-03-10 02:30:00", "2024-11-03 01:30:00", "2024-07-01 23:59:59"]
+    path = _csv(tmp_path, "declared,inferred\n" + "".join(f"{t},{t}\n" for t in texts))
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    try:
+        table = read_seed_csv(spark, path, column_types={"declared": "timestamp"})
+        literals = ", ".join(f"cast('{t}' as timestamp)" for t in texts)
+        # unix_micros: the instant itself, free of how Python or Arrow would print it
+        spark_micros = spark.sql(f"select unix_micros(t) from (select explode(array({literals})) as t)")
+        expected = [row[0] for row in spark_micros.collect()]
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+    for name in ("declared", "inferred"):
+        assert table.schema.field(name).type == pa.timestamp("us", tz="UTC")
+        assert table.column(name).cast(pa.int64()).to_pylist() == expected, name
+    if zone == "America/New_York":
+        assert str(table.column("declared")[0]) == "2024-01-02 08:04:05+00:00"
+
+
+def test_a_session_time_zone_only_java_knows_is_named(spark, tmp_path: Path) -> None:
+    """Spark takes Java's short zone ids (`PST`); Python's zone database has no such zone, so the
+    seed fails naming the setting rather than reading the text in a guessed zone."""
+    path = _csv(tmp_path, "at\n2024-01-02 03:04:05\n")
+    spark.conf.set("spark.sql.session.timeZone", "PST")
+    try:
+        with pytest.raises(ValueError, match="spark.sql.session.timeZone 'PST'"):
+            read_seed_csv(spark, path)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+
+
 def test_nulls_and_text_as_dbt_core_loads_them(spark, tmp_path: Path) -> None:
     """The same values dbt-core's own seed loader (agate, used by dbt-spark) gives: `null` in any of
     its usual spellings and empty fields, quoted or not, are NULL in every column, declared ones

@@ -7,9 +7,10 @@ empty field, quoted or not, and `null`, `NULL`, `Null`, in every column, declare
 of times of day is text, as agate has no time type, unless `column_types` declares it.
 `column_types` are Spark SQL type names, as in any dbt-spark project (`timestamp`, `decimal(10,2)`,
 `array<float>`, ...). Text is read as Spark's CAST reads it: a `timestamp` without a zone offset is
-in the session time zone (UTC), a `date` may carry a time of day; an `array`, `map` or `struct`
-cell is JSON. The whole file is parsed before anything is written, so a malformed file fails
-naming itself and leaves the table at its current version.
+in the session time zone (`spark.sql.session.timeZone`, UTC unless the profile sets another), a
+`date` may carry a time of day; an `array`, `map` or `struct` cell is JSON. The whole file is
+parsed before anything is written, so a malformed file fails naming itself and leaves the table at
+its current version.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from __future__ import annotations
 import csv
 import json
 import re
+from datetime import UTC, timedelta, timezone, tzinfo
 from typing import NamedTuple
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import agate
 import pyarrow as pa
@@ -31,6 +34,7 @@ from pyspark.sql.pandas.types import to_arrow_type
 from pyspark.sql.types import DataType
 
 _UNQUOTED_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+_ZONE_OFFSET = re.compile(r"^(?:UTC|GMT|UT)?([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?$")
 
 
 def check_delimiter(delimiter: str) -> None:
@@ -62,6 +66,7 @@ def read_seed_csv(
 ) -> pa.Table:
     """Parse the seed file into an Arrow table whose types Spark reads back as dbt-spark would."""
     check_delimiter(delimiter)
+    zone = _session_zone(spark)
     declared = {name: _arrow_type(spark, name, type_name) for name, type_name in (column_types or {}).items()}
     parse_types = {name: _csv_type(kind) for name, kind in declared.items()}
     try:
@@ -87,8 +92,8 @@ def read_seed_csv(
     for name, kind in declared.items():
         if parse_types[name] != kind:
             index = table.column_names.index(name)
-            table = table.set_column(index, name, _convert(path, name, table.column(name), kind))
-    return _spark_friendly(table, set(declared))
+            table = table.set_column(index, name, _convert(path, name, table.column(name), kind, zone))
+    return _spark_friendly(table, set(declared), zone)
 
 
 NULL_SPELLINGS = ["", "null", "NULL", "Null"]
@@ -122,7 +127,42 @@ def _csv_type(kind: pa.DataType) -> pa.DataType:
     return kind
 
 
-def _convert(path: str, name: str, column: pa.ChunkedArray, kind: pa.DataType) -> pa.ChunkedArray:
+def _session_zone(spark: SparkSession) -> tzinfo:
+    """The session time zone Spark's CAST reads zone-less timestamp text in: a region (`Europe/Paris`)
+    or an offset (`+02:00`, `UTC+2`), as Spark accepts them."""
+    name = spark.conf.get("spark.sql.session.timeZone") or "UTC"
+    if name in ("Z", "UTC", "GMT", "UT"):
+        return UTC
+    offset = _ZONE_OFFSET.match(name)
+    if offset:
+        sign, hours, minutes, seconds = offset.groups()
+        delta = timedelta(hours=int(hours), minutes=int(minutes or 0), seconds=int(seconds or 0))
+        return timezone(-delta if sign == "-" else delta)
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"spark.sql.session.timeZone {name!r} is not a time zone Python knows") from exc
+
+
+def _in_zone(column: pa.ChunkedArray, zone: tzinfo) -> pa.ChunkedArray:
+    """Zone-less timestamps read as wall-clock times in `zone`, as instants (microseconds, UTC).
+
+    Python's default `fold=0` resolves a wall-clock time as Java's `ZonedDateTime.of`, so as Spark's
+    CAST: an ambiguous time (clocks set back) takes the earlier offset, a time in a gap (clocks set
+    forward) the offset before the gap, i.e. it moves forward by the gap. The offsets are applied
+    to naive values: pyarrow ignores a datetime's zone when `PYARROW_IGNORE_TIMEZONE` is set, which
+    importing `pyspark.pandas` does."""
+    instants = pa.timestamp("us", tz="UTC")
+    micros = column.cast(pa.timestamp("us"))
+    if zone is UTC:
+        return micros.cast(instants)
+    utc = [None if value is None else value - zone.utcoffset(value) for value in micros.to_pylist()]
+    return pa.chunked_array([pa.array(utc, type=pa.timestamp("us"))]).cast(instants)
+
+
+def _convert(
+    path: str, name: str, column: pa.ChunkedArray, kind: pa.DataType, zone: tzinfo
+) -> pa.ChunkedArray:
     """A column parsed as `_csv_type(kind)`, converted to `kind`; a bad value fails naming it."""
     try:
         if pa.types.is_date32(kind):
@@ -130,8 +170,8 @@ def _convert(path: str, name: str, column: pa.ChunkedArray, kind: pa.DataType) -
         if pa.types.is_timestamp(kind):
             try:  # every value carries a zone offset
                 return pc.cast(column, kind)
-            except pa.ArrowInvalid:  # naive text: in UTC, the session time zone
-                return pc.cast(pc.cast(column, pa.timestamp(kind.unit)), kind)
+            except pa.ArrowInvalid:  # naive text: a wall-clock time in the session time zone
+                return _in_zone(pc.cast(column, pa.timestamp(kind.unit)), zone).cast(kind)
         values = [None if text is None else json.loads(text) for text in column.to_pylist()]
         return pa.chunked_array([pa.array(values, type=kind)])
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError, TypeError) as exc:
@@ -156,13 +196,17 @@ def _arrow_type(spark: SparkSession, column: str, type_name: str) -> pa.DataType
         ) from exc
 
 
-def _spark_friendly(table: pa.Table, declared: set[str]) -> pa.Table:
-    """Inferred timestamps become Spark `timestamp` (UTC, microseconds); all-null columns become strings."""
+def _spark_friendly(table: pa.Table, declared: set[str], zone: tzinfo) -> pa.Table:
+    """Inferred timestamps become Spark `timestamp` (UTC, microseconds; zone-less text read in the
+    session time zone, as dbt-spark's seed INSERT has Spark read it); all-null columns become strings."""
     fields = []
     for field in table.schema:
         kind = field.type
         if field.name not in declared:
             if pa.types.is_timestamp(kind):
+                if kind.tz is None:
+                    index = table.schema.get_field_index(field.name)
+                    table = table.set_column(index, field.name, _in_zone(table.column(index), zone))
                 kind = pa.timestamp("us", tz=kind.tz or "UTC")
             elif pa.types.is_null(kind):
                 kind = pa.string()
