@@ -17,7 +17,10 @@ Steps, on a project whose seed has 100 rows:
   ``mode="append"`` write;
 - ``8 new tables``: one ``dbt run`` of 8 table models that do not exist yet; floor: 8 ``mode="create"``
   writes;
-- ``dbt debug`` and ``dbt docs generate`` with 12 tables in the namespace (no floor).
+- ``dbt debug`` and ``dbt docs generate`` with 12 tables in the namespace (no floor);
+- then the root grown through the engine by ``--grow`` one-row tables in 10 other namespaces, and
+  ``dbt debug`` and the table model's next version again: the start of a run reads a catalog whose
+  size should not show in the count.
 
 Printed: per step the requests, the floor, the difference, and the seconds the requests alone
 would take at ``--latency`` (30 ms) each.
@@ -46,6 +49,7 @@ from werkzeug.serving import make_server
 BUCKET = "lancens-requests"
 SEED_ROWS = 100
 NEW_TABLES = 8
+GROW_NAMESPACES = 10
 LATENCY = 0.030
 
 
@@ -226,7 +230,20 @@ class Step:
     breakdown: list[tuple[str, int]]
 
 
-def measure(project: Project, log: RequestLog) -> list[Step]:
+def grow(project: Project, tables: int) -> None:
+    """Add `tables` one-row tables to the root through the engine, spread over other namespaces."""
+    import pyarrow as pa
+
+    from dbt.adapters.lancens.namespace import DirectoryNamespace
+
+    namespace = DirectoryNamespace(project.root, storage_options=project.options)
+    for n in range(GROW_NAMESPACES):
+        namespace.create_namespace([f"grown_{n}"])
+    for i in range(tables):
+        namespace.create_table([f"grown_{i % GROW_NAMESPACES}", f"t_{i}"], pa.table({"id": [i]}))
+
+
+def measure(project: Project, log: RequestLog, grown: int) -> list[Step]:
     """Build the warehouse up to each step, then count the step alone."""
     steps: list[Step] = []
 
@@ -248,6 +265,10 @@ def measure(project: Project, log: RequestLog) -> list[Step]:
          "run", "-s", "new_*")  # fmt: skip
     step("dbt debug, 12 tables", None, "debug")
     step("docs generate, 12 tables", None, "docs", "generate")
+    if grown:
+        grow(project, grown)
+        step(f"dbt debug, {grown + 12} tables", None, "debug")
+        step(f"table model, {grown + 12} tables", None, "run", "-s", "table_model")
     return steps
 
 
@@ -271,11 +292,12 @@ def main() -> None:
     )
     parser.add_argument("--latency", type=float, default=LATENCY, help="seconds per request (projection)")
     parser.add_argument("--detail", action="store_true", help="where each step's requests went")
+    parser.add_argument("--grow", type=int, default=300, help="tables added before the last two steps")
     args = parser.parse_args()
     print(machine(), flush=True)
     with tempfile.TemporaryDirectory(prefix="lancens-object-store-") as work, s3_server() as (log, options):
         project = Project.write(Path(work) / "project", f"s3://{BUCKET}/warehouse", options)
-        report(measure(project, log), args.latency, args.detail)
+        report(measure(project, log, args.grow), args.latency, args.detail)
 
 
 if __name__ == "__main__":
