@@ -73,6 +73,14 @@ class NamespaceContext:
                 self._opened[location] = dataset
         return self.keep(location, dataset)
 
+    def remember(self, location: str, dataset: lance.LanceDataset) -> None:
+        """A dataset this process just committed (object stores): the next ``open_dataset`` of its
+        version serves it. Which version is the latest is still listed by every caller."""
+        if self.fs.lists_in_order:
+            opened = self._opened.get(location)
+            if opened is None or opened.version <= dataset.version:
+                self._opened[location] = dataset
+
     def listed_data(self, location: str) -> tuple[bool, int | None]:
         """Whether the table has a version, and (object stores) its newest version when one
         ordered listing tells it: ``has_data`` and the describe after it share that request, and
