@@ -97,7 +97,14 @@ class TableWrite:
             # interrupted: the commit may have landed, so its files stay (unreferenced: garbage)
             self.abandon()
             raise
-        self.runtime.refresh_table(self.table_id)
+        if self.staging is None:
+            # Spark's catalog gets the version this commit made, as of its commit: the engine
+            # remembers the dataset it committed (no request on S3), and Spark's reads still find
+            # the latest version themselves when they plan.
+            committed = self.runtime.namespace.dataset_at(self.location, version)
+            self.runtime.refresh_table(self.table_id, committed=(self.location, committed.schema))
+        else:
+            self.runtime.refresh_table(self.table_id)
         return version
 
     def refuse_if_moved_since(self, seen: int | None) -> None:
@@ -168,13 +175,8 @@ def open_write(runtime: LancensRuntime, table_id: Sequence[str], *, must_exist: 
     else:
         location = info.location
     dataset = None
-    if info is not None and not info.declared_only:
-        dataset = lance.dataset(
-            location,
-            version=info.version,
-            storage_options=namespace.storage_options or None,
-            session=namespace.lance_session,
-        )
+    if info is not None and not info.declared_only and info.version is not None:
+        dataset = namespace.dataset_at(location, info.version)  # the version the describe opened
     return TableWrite(runtime, list(table_id), location, dataset, staging, declared_here)
 
 
