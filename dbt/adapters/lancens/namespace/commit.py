@@ -205,15 +205,20 @@ class _VersionStore(VersionStore):
 
 
 def _target(
-    manager: VersionManager, table_id: Sequence[str], location: str | None
+    manager: VersionManager, table_id: Sequence[str], location: str | None, read_version: int | None = None
 ) -> tuple[ResolvedTable, dict[str, Any] | None]:
     """The table to commit to, and the ``__manifest`` row to add when the table is new.
 
     A new table's directory name is random outside V1 naming, so a caller that already wrote
-    fragments for it passes the ``location`` it got from ``ns.table_location`` and wrote to."""
+    fragments for it passes the ``location`` it got from ``ns.table_location`` and wrote to.
+    A commit built on a version (``read_version`` > 0) of a table that exists needs no listing of
+    its ``_versions/``: Lance's commit lists the versions after the read version itself."""
     ns = manager._ctx
     try:
-        table = manager._table(table_id)
+        known = read_version is not None and read_version > 0
+        table = ns.resolve_table(
+            ids.validate(table_id, what="table", allow_root=False), list_versions=not known
+        )
     except errors.TableNotFoundError:
         table_id = ids.validate(table_id, what="table", allow_root=False)
         if ns.manifest_enabled and ns.manifest.get(ids.object_id(table_id)) is not None:
@@ -316,7 +321,7 @@ def _commit(manager: VersionManager, request: CommitRequest, stage_only: bool) -
     # is safe here: the Lance commit is conditional on the read version, and a new table's row is
     # inserted by a commit that plans against the latest version again on any conflict.
     with manager._ctx.manifest.snapshot():
-        table, table_row = _target(manager, request.table_id, request.location)
+        table, table_row = _target(manager, request.table_id, request.location, request.read_version)
         managed = stage_only or manager.management_enabled()
     transaction = lance.Transaction(
         _read_version(manager, table, request.read_version),

@@ -175,13 +175,17 @@ class NamespaceContext:
             return self.v1_location(table_id[0])
         return self.fs.join(layout.v2_dir_name(table_id))
 
-    def resolve_table(self, table_id: Sequence[str]) -> ResolvedTable:
+    def resolve_table(self, table_id: Sequence[str], list_versions: bool = True) -> ResolvedTable:
         """Locate a table: manifest first, then (root, directory listing on) ``<name>.lance``.
 
         Raises 13 for a bad identifier, 1 for a missing parent namespace, 0 for a child table in V1,
         4 when the table is unknown or deregistered, or the id belongs to another object (a view's
         reserved ``<name>.lance`` is no V1 table, and a namespace ``foo`` hides ``foo.lance`` as
         listing does).
+
+        ``list_versions=False``: for a caller that already knows a version of the table (a commit
+        built on it): ``_versions/`` is not listed, and the table is reported with data and no
+        latest version.
         """
         valid_id = ids.validate(table_id, what="table", allow_root=False)
         with self.manifest.snapshot():
@@ -192,12 +196,12 @@ class NamespaceContext:
         if kind == kinds.TABLE:
             assert row is not None
             location = layout.absolute_location(self.fs, row["location"])
-            found, latest = self.listed_data(location)
+            found, latest = self.listed_data(location) if list_versions else (True, None)
             return ResolvedTable(valid_id, location, True, not found, latest)
         if kind is None and len(valid_id) == 1 and self.dir_listing_enabled:
             location = self.v1_location(valid_id[0])
             if layout.v1_table_exists(self.fs, location):
-                found, latest = self.listed_data(location)
+                found, latest = self.listed_data(location) if list_versions else (True, None)
                 return ResolvedTable(valid_id, location, False, not found, latest)
         raise errors.TableNotFoundError(f"table {ids.display(valid_id)} not found")
 
