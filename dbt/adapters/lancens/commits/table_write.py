@@ -97,15 +97,21 @@ class TableWrite:
             # interrupted: the commit may have landed, so its files stay (unreferenced: garbage)
             self.abandon()
             raise
-        if self.staging is None:
-            # Spark's catalog gets the version this commit made, as of its commit: the engine
-            # remembers the dataset it committed (no request on S3), and Spark's reads still find
-            # the latest version themselves when they plan.
-            committed = self.runtime.namespace.dataset_at(self.location, version)
-            self.runtime.refresh_table(self.table_id, committed=(self.location, committed.schema))
-        else:
-            self.runtime.refresh_table(self.table_id)
+        self.runtime.refresh_table(self.table_id, committed=self._committed(version))
         return version
+
+    def _committed(self, version: int) -> tuple[str, pa.Schema] | None:
+        """Where and with which schema the version this write committed lives, as of its commit:
+        the engine remembers the dataset it committed (no request on S3), and Spark's reads still
+        find the latest version themselves when they plan. None (ask the namespace) in an
+        atomic-publish run, or when the version cannot be opened by its number (a managed commit
+        whose finishing steps were left to the next reader)."""
+        if self.staging is not None:
+            return None
+        try:
+            return self.location, self.runtime.namespace.dataset_at(self.location, version).schema
+        except (OSError, ValueError):
+            return None
 
     def refuse_if_moved_since(self, seen: int | None) -> None:
         """Fail (14) when the table's version is no longer `seen`, the one the run's query read.
