@@ -90,8 +90,8 @@ class NamespaceContext:
         pinned = self.manifest.pinned()  # inside one pinned read, each table is listed once
         if pinned is not None and location in pinned.listings:
             return pinned.listings[location]
-        latest = layout.newest_listed_version(self.fs, location)
-        found = (True, latest) if latest is not None else (self.has_data(location), None)
+        listed = layout.listed_versions(self.fs, location)
+        found = listed if listed is not None else (self.has_data(location), None)
         if pinned is not None:
             pinned.listings[location] = found
         return found
