@@ -102,6 +102,17 @@ def test_commit_on_a_known_version_and_the_reads_after_it(logged_s3) -> None:
     assert _requests(log, lambda: ns.describe_view(["a", "v"])) <= 1
 
 
+def test_a_table_without_data_is_told_by_one_listing(logged_s3) -> None:
+    log, options = logged_s3
+    ns = _namespace(options, "declared")
+    ns.create_namespace(["a"])
+    ns.declare_table(["a", "d"])
+    ns.list_tables(["a"])
+    # one __manifest check, one listing of the empty _versions/ (no second listing to confirm it)
+    assert _requests(log, lambda: ns.table_exists(["a", "d"])) <= 2
+    assert ns.describe_table(["a", "d"]).declared_only
+
+
 def test_a_commit_on_a_cached_version_never_loses_another_writers_commit(logged_s3) -> None:
     _, options = logged_s3
     ours = _namespace(options, "stale")
