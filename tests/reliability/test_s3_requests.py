@@ -78,6 +78,80 @@ def test_caches_never_hide_another_writers_commit(logged_s3) -> None:
     assert not reader.table_exists(["a", "u"])
 
 
+def _append(dataset: lance.LanceDataset, options: dict[str, str]) -> lance.LanceOperation.Append:
+    written = lance.fragment.write_fragments(DATA, dataset, mode="append", storage_options=options)
+    return lance.LanceOperation.Append(written)
+
+
+def test_commit_on_a_known_version_and_the_reads_after_it(logged_s3) -> None:
+    log, options = logged_s3
+    ns = _namespace(options, "commit")
+    ns.create_namespace(["a"])
+    ns.create_table(["a", "t"], DATA)
+    ns.create_view(["a", "v"], "select 1")
+    info = ns.describe_table(["a", "t"])
+    assert info.version is not None
+    operation = _append(ns.dataset_at(info.location, info.version), ns.storage_options)
+
+    # one __manifest check, then Lance's listing of newer versions and its two PUTs: the table is
+    # not resolved by a listing, and Lance does not open the latest version itself
+    assert _requests(log, lambda: ns.commit_table(["a", "t"], operation, read_version=info.version)) <= 4
+    # the version this process committed is served from memory: the two version checks only
+    assert _requests(log, lambda: ns.describe_table(["a", "t"])) <= 2
+    assert _requests(log, lambda: ns.dataset_at(info.location, info.version + 1)) == 0
+    assert _requests(log, lambda: ns.describe_view(["a", "v"])) <= 1
+
+
+def test_a_table_without_data_is_told_by_one_listing(logged_s3) -> None:
+    log, options = logged_s3
+    ns = _namespace(options, "declared")
+    ns.create_namespace(["a"])
+    ns.declare_table(["a", "d"])
+    ns.list_tables(["a"])
+    # one __manifest check, one listing of the empty _versions/ (no second listing to confirm it)
+    assert _requests(log, lambda: ns.table_exists(["a", "d"])) <= 2
+    assert ns.describe_table(["a", "d"]).declared_only
+
+
+def test_a_commit_on_a_cached_version_never_loses_another_writers_commit(logged_s3) -> None:
+    _, options = logged_s3
+    ours = _namespace(options, "stale")
+    ours.create_namespace(["a"])
+    ours.create_table(["a", "t"], DATA)
+    info = ours.describe_table(["a", "t"])
+    assert info.version is not None
+    appended = _append(ours.dataset_at(info.location, info.version), ours.storage_options)
+
+    # another process commits on top of the version this process holds in memory
+    lance.write_dataset(DATA, info.location, mode="append", storage_options=ours.storage_options)
+    # an append built on the older version is rebased by Lance: both appends are kept
+    version = ours.commit_table(["a", "t"], appended, read_version=info.version)
+    assert version == info.version + 2
+    assert ours.describe_table(["a", "t"]).version == version
+    assert lance.dataset(info.location, storage_options=options).count_rows() == 9
+
+    # another process replaces the rows after the version this process committed (and keeps)
+    later = _append(ours.dataset_at(info.location, version), ours.storage_options)
+    lance.write_dataset(DATA, info.location, mode="overwrite", storage_options=ours.storage_options)
+    # an append built on our own, now older, version conflicts (14): nothing of it lands
+    with pytest.raises(errors.ConcurrentModificationError):
+        ours.commit_table(["a", "t"], later, read_version=version)
+    assert lance.dataset(info.location, storage_options=options).count_rows() == 3
+    assert ours.describe_table(["a", "t"]).version == version + 1
+
+
+def test_our_own_manifest_commit_raises_the_rollback_floor(logged_s3) -> None:
+    _, options = logged_s3
+    ns = _namespace(options, "ownfloor")
+    ns.create_namespace(["a"])
+    ns.create_namespace(["b"])  # this process committed this version and read nothing after it
+    versions = f"{ns.root}/__manifest/{layout.VERSIONS_DIR}"
+    newest = sorted(ns.storage.names(versions))[0]
+    ns.storage.rm(f"{versions}/{newest}")
+    with pytest.raises(errors.InternalError, match="rolled-back namespace"):
+        ns.list_namespaces([])
+
+
 def test_lost_manifest_version_is_refused_on_s3(logged_s3) -> None:
     log, options = logged_s3
     writer = _namespace(options, "rollback")

@@ -97,8 +97,21 @@ class TableWrite:
             # interrupted: the commit may have landed, so its files stay (unreferenced: garbage)
             self.abandon()
             raise
-        self.runtime.refresh_table(self.table_id)
+        self.runtime.refresh_table(self.table_id, committed=self._committed(version))
         return version
+
+    def _committed(self, version: int) -> tuple[str, pa.Schema] | None:
+        """Where and with which schema the version this write committed lives, as of its commit:
+        the engine remembers the dataset it committed (no request on S3), and Spark's reads still
+        find the latest version themselves when they plan. None (ask the namespace) in an
+        atomic-publish run, or when the version cannot be opened by its number (a managed commit
+        whose finishing steps were left to the next reader)."""
+        if self.staging is not None:
+            return None
+        try:
+            return self.location, self.runtime.namespace.dataset_at(self.location, version).schema
+        except (OSError, ValueError):
+            return None
 
     def refuse_if_moved_since(self, seen: int | None) -> None:
         """Fail (14) when the table's version is no longer `seen`, the one the run's query read.
@@ -168,13 +181,8 @@ def open_write(runtime: LancensRuntime, table_id: Sequence[str], *, must_exist: 
     else:
         location = info.location
     dataset = None
-    if info is not None and not info.declared_only:
-        dataset = lance.dataset(
-            location,
-            version=info.version,
-            storage_options=namespace.storage_options or None,
-            session=namespace.lance_session,
-        )
+    if info is not None and not info.declared_only and info.version is not None:
+        dataset = namespace.dataset_at(location, info.version)  # the version the describe opened
     return TableWrite(runtime, list(table_id), location, dataset, staging, declared_here)
 
 

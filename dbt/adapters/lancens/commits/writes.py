@@ -60,6 +60,7 @@ def write_frame(
             overwrite=overwrite,
             read_version=write.read_version,
             storage_version=write.dataset.data_storage_version if write.dataset is not None else None,
+            base=write.dataset,
         )
         runtime.activate()
         fragments = write_with_tasks(frame, writer)

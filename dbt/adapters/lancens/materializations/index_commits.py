@@ -22,7 +22,7 @@ import lance
 from lance.dataset import Index
 
 from dbt.adapters.lancens.metadata.engine_dataset import latest, open_for_commits
-from dbt.adapters.lancens.namespace import DirectoryNamespace
+from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.layout import INDICES_DIR
 from dbt.adapters.lancens.runtime.landing import land
 from dbt.adapters.lancens.runtime.staging import RunPublisher
@@ -61,7 +61,12 @@ class DirectIndexCommits:
         self._namespace = namespace
         self._table = list(table_id)
         self._properties = properties
-        self.dataset = latest(namespace, self._table)
+        # Read only here (plans, uncommitted index builds): the engine's dataset of the described
+        # version, which it serves from memory when this process opened or committed it.
+        info = namespace.describe_table(self._table)
+        if info.version is None:
+            raise errors.TableNotFoundError(f"table {'.'.join(self._table)} has no data")
+        self.dataset = namespace.dataset_at(info.location, info.version)
         self._version = self.dataset.version
 
     def adopt(self, index: Index) -> tuple[Index, list[str]]:

@@ -205,15 +205,20 @@ class _VersionStore(VersionStore):
 
 
 def _target(
-    manager: VersionManager, table_id: Sequence[str], location: str | None
+    manager: VersionManager, table_id: Sequence[str], location: str | None, read_version: int | None = None
 ) -> tuple[ResolvedTable, dict[str, Any] | None]:
     """The table to commit to, and the ``__manifest`` row to add when the table is new.
 
     A new table's directory name is random outside V1 naming, so a caller that already wrote
-    fragments for it passes the ``location`` it got from ``ns.table_location`` and wrote to."""
+    fragments for it passes the ``location`` it got from ``ns.table_location`` and wrote to.
+    A commit built on a version (``read_version`` > 0) of a table that exists needs no listing of
+    its ``_versions/``: Lance's commit lists the versions after the read version itself."""
     ns = manager._ctx
     try:
-        table = manager._table(table_id)
+        known = read_version is not None and read_version > 0
+        table = ns.resolve_table(
+            ids.validate(table_id, what="table", allow_root=False), list_versions=not known
+        )
     except errors.TableNotFoundError:
         table_id = ids.validate(table_id, what="table", allow_root=False)
         if ns.manifest_enabled and ns.manifest.get(ids.object_id(table_id)) is not None:
@@ -294,21 +299,45 @@ class _Committed:
     transaction_uuid: str
 
 
+def _base(
+    manager: VersionManager, table: ResolvedTable, read_version: int, managed: bool
+) -> str | lance.LanceDataset:
+    """What Lance commits on: on an object store, in file-based mode, the dataset at
+    ``read_version`` (served by the engine's cache of opened versions when this process opened or
+    committed it: an immutable version), which spares Lance's commit its own open of the latest
+    version (a LIST and a GET). Lance still lists the versions after ``read_version`` before its
+    conditional put, so a concurrent commit is detected exactly as with the location."""
+    ctx = manager._ctx
+    if managed or read_version == 0 or table.declared_only or not ctx.fs.lists_in_order:
+        return table.location
+    try:
+        return ctx.open_dataset(table.location, read_version)
+    except (OSError, ValueError):
+        return table.location  # Lance's own open reports what is wrong
+
+
 def _commit(manager: VersionManager, request: CommitRequest, stage_only: bool) -> _Committed:
-    table, table_row = _target(manager, request.table_id, request.location)
+    # One __manifest version for the target and the mode (a request each on S3). Stale planning
+    # is safe here: the Lance commit is conditional on the read version, and a new table's row is
+    # inserted by a commit that plans against the latest version again on any conflict.
+    with manager._ctx.manifest.snapshot():
+        table, table_row = _target(manager, request.table_id, request.location, request.read_version)
+        managed = stage_only or manager.management_enabled()
     transaction = lance.Transaction(
         _read_version(manager, table, request.read_version),
         request.operation,
         transaction_properties=request.properties,
     )
-    managed = stage_only or manager.management_enabled()
     store = _VersionStore(manager, table, request.properties, table_row, stage_only) if managed else None
     hook: dict[str, Any] = {}
     if store is not None:
         hook = {"namespace_client": store, "table_id": table.id, "namespace_client_managed_versioning": True}
     try:
         dataset = lance.LanceDataset.commit(
-            table.location, transaction, storage_options=manager._ctx.storage_options, **hook
+            _base(manager, table, transaction.read_version, managed),
+            transaction,
+            storage_options=manager._ctx.storage_options,
+            **hook,
         )
     except CommitConflictError as exc:
         raise errors.ConcurrentModificationError(
@@ -320,6 +349,8 @@ def _commit(manager: VersionManager, request: CommitRequest, stage_only: bool) -
         if store is not None and store.error is not None:
             raise store.error from exc
         raise
+    if store is None:
+        manager._ctx.remember(table.location, dataset)
     return _Committed(int(dataset.version), store, table, table_row, transaction.uuid)
 
 

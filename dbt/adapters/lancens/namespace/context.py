@@ -73,6 +73,14 @@ class NamespaceContext:
                 self._opened[location] = dataset
         return self.keep(location, dataset)
 
+    def remember(self, location: str, dataset: lance.LanceDataset) -> None:
+        """A dataset this process just committed (object stores): the next ``open_dataset`` of its
+        version serves it. Which version is the latest is still listed by every caller."""
+        if self.fs.lists_in_order:
+            opened = self._opened.get(location)
+            if opened is None or opened.version <= dataset.version:
+                self._opened[location] = dataset
+
     def listed_data(self, location: str) -> tuple[bool, int | None]:
         """Whether the table has a version, and (object stores) its newest version when one
         ordered listing tells it: ``has_data`` and the describe after it share that request, and
@@ -82,8 +90,8 @@ class NamespaceContext:
         pinned = self.manifest.pinned()  # inside one pinned read, each table is listed once
         if pinned is not None and location in pinned.listings:
             return pinned.listings[location]
-        latest = layout.newest_listed_version(self.fs, location)
-        found = (True, latest) if latest is not None else (self.has_data(location), None)
+        listed = layout.listed_versions(self.fs, location)
+        found = listed if listed is not None else (self.has_data(location), None)
         if pinned is not None:
             pinned.listings[location] = found
         return found
@@ -167,13 +175,17 @@ class NamespaceContext:
             return self.v1_location(table_id[0])
         return self.fs.join(layout.v2_dir_name(table_id))
 
-    def resolve_table(self, table_id: Sequence[str]) -> ResolvedTable:
+    def resolve_table(self, table_id: Sequence[str], list_versions: bool = True) -> ResolvedTable:
         """Locate a table: manifest first, then (root, directory listing on) ``<name>.lance``.
 
         Raises 13 for a bad identifier, 1 for a missing parent namespace, 0 for a child table in V1,
         4 when the table is unknown or deregistered, or the id belongs to another object (a view's
         reserved ``<name>.lance`` is no V1 table, and a namespace ``foo`` hides ``foo.lance`` as
         listing does).
+
+        ``list_versions=False``: for a caller that already knows a version of the table (a commit
+        built on it): ``_versions/`` is not listed, and the table is reported with data and no
+        latest version.
         """
         valid_id = ids.validate(table_id, what="table", allow_root=False)
         with self.manifest.snapshot():
@@ -184,12 +196,12 @@ class NamespaceContext:
         if kind == kinds.TABLE:
             assert row is not None
             location = layout.absolute_location(self.fs, row["location"])
-            found, latest = self.listed_data(location)
+            found, latest = self.listed_data(location) if list_versions else (True, None)
             return ResolvedTable(valid_id, location, True, not found, latest)
         if kind is None and len(valid_id) == 1 and self.dir_listing_enabled:
             location = self.v1_location(valid_id[0])
             if layout.v1_table_exists(self.fs, location):
-                found, latest = self.listed_data(location)
+                found, latest = self.listed_data(location) if list_versions else (True, None)
                 return ResolvedTable(valid_id, location, False, not found, latest)
         raise errors.TableNotFoundError(f"table {ids.display(valid_id)} not found")
 

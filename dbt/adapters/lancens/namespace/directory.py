@@ -166,6 +166,13 @@ class DirectoryNamespace:
         """True for tables with data and for declared-only tables (as native)."""
         return self._context.table_exists(id)
 
+    def dataset_at(self, location: str, version: int) -> lance.LanceDataset:
+        """The table at ``location`` as of ``version``, through the engine's session. On an object
+        store a version this process already opened or committed is served from memory (a version
+        is immutable content, so nothing is checked); otherwise Lance opens it (a HEAD and a GET
+        on S3). Callers must not change the object (commits return new ones)."""
+        return self._context.open_dataset(location, version)
+
     def table_location(self, id: Sequence[str]) -> str:
         """Where the table lives, or where it would be created (random outside V1 naming, so a writer
         that writes fragments first passes this location on to ``commit_table``); declares nothing."""

@@ -544,6 +544,15 @@ class ManifestTable:
                     self._cached = cached.patched(ours, upserts, change.delete, cached.metadata)
         if maintenance.upkeep(dataset) and cached is not None:
             self._snapshot_at(dataset)
+        # Our commit (and upkeep) are over: the object is at a version this process committed and
+        # no merge runs on it again, so it serves reads of that version (the next check still
+        # lists which version is the latest) and raises the rollback check's floor.
+        with self._lock:
+            self._known = max(self._known, dataset.version)
+            if self._storage.lists_in_order and (
+                self._handle is None or self._handle.version < dataset.version
+            ):
+                self._handle = dataset
 
     def insert(self, rows: list[Row], update: Sequence[Row] = ()) -> None:
         """Insert rows in one commit; DuplicateObjectIdError if an id exists (``concurrent`` when a

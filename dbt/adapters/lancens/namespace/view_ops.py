@@ -152,8 +152,9 @@ class ViewOps:
     def describe_view(self, id: Sequence[str]) -> ViewInfo:
         self._require_manifest()
         view_id = ids.validate(id, what="view", allow_root=False)
-        self._ctx.require_namespace(view_id[:-1])
-        row = self._view_row(view_id)
+        with self._ctx.manifest.snapshot():  # one __manifest version for the parent and the row
+            self._ctx.require_namespace(view_id[:-1])
+            row = self._view_row(view_id)
         if row is None:
             raise errors.TableNotFoundError(f"view {ids.display(view_id)} not found")
         return view_info(view_id, row)

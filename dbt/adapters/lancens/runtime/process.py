@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from dbt.adapters.events.logging import AdapterLogger
 from pyspark.logger import PySparkLogger
@@ -30,6 +30,9 @@ from dbt.adapters.lancens.runtime.fragment_bounds import FragmentBounds
 from dbt.adapters.lancens.runtime.session_catalog import SessionCatalog
 from dbt.adapters.lancens.runtime.spark_backends import ConnectSpark, LocalSpark, SparkBackend
 from dbt.adapters.lancens.runtime.staging import RunPublisher
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 logger = AdapterLogger("lancens")
 
@@ -235,16 +238,21 @@ class LancensRuntime:
         with self.lock:
             return self._writers.setdefault(tuple(table_id), threading.RLock())
 
-    def refresh_table(self, table_id: Sequence[str]) -> None:
+    def refresh_table(self, table_id: Sequence[str], committed: tuple[str, pa.Schema] | None = None) -> None:
         """The one catalog refresh after a table changed: Spark reads what this process should read.
 
         During an atomic-publish run a table the run wrote reads its staged version; otherwise the
-        namespace's latest version; a table that is gone (or declared without data) is forgotten."""
+        namespace's latest version; a table that is gone (or declared without data) is forgotten.
+        `committed`: the location and schema of the version this process just committed, which
+        the catalog takes as they were at that commit instead of asking the namespace again."""
         self.backend.note_registered(table_id)
         with self.lock:
             staged = self.publisher.read_target(table_id) if self.publisher is not None else None
             if staged is not None:
                 self.catalog.register_table(table_id, staged.path, staged.version)
+                return
+            if committed is not None:
+                self.catalog.register_table(table_id, committed[0], schema=committed[1])
                 return
             try:
                 info = self.namespace.describe_table(list(table_id))

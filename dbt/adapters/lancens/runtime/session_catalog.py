@@ -23,6 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from dbt.adapters.lancens.definitions.names import database_name, qualified_name
 from dbt.adapters.lancens.spark.datasource import register_bound_source
 from dbt.adapters.lancens.spark.options import read_options
+from dbt.adapters.lancens.spark.types import to_spark_schema
 from dbt.adapters.lancens.text.quoting import quote
 
 
@@ -101,7 +102,15 @@ class SessionCatalog:
         self.ensure_database(table_id[:-1])
         self.forget(table_id)
         try:
-            self._sql(f"CREATE TABLE {qualified_name(table_id)} USING {source}")
+            if schema is not None:
+                # The schema the data source would report for it (`LanceDataSource.schema`), given
+                # here: Spark then starts no planner worker to open the table for it (a LIST and a
+                # GET on S3). Reads still open the latest version when they are planned.
+                self._spark.catalog.createTable(
+                    qualified_name(table_id), source=source, schema=to_spark_schema(schema)
+                )
+            else:
+                self._sql(f"CREATE TABLE {qualified_name(table_id)} USING {source}")
         except AnalysisException as exc:
             if "not found" in str(exc).lower():
                 return False

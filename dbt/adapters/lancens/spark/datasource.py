@@ -91,6 +91,7 @@ class LanceDataSource(DataSource):
             overwrite=overwrite,
             read_version=existing.version if existing is not None else None,
             storage_version=existing.data_storage_version if existing is not None else None,
+            base=existing,
         )
 
 

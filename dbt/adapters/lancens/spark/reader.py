@@ -20,6 +20,7 @@ from dbt.adapters.lancens.spark.dataset import open_dataset
 from dbt.adapters.lancens.spark.filters import Untranslatable, arrow_column_type, conjunction, to_lance
 from dbt.adapters.lancens.spark.options import ROW_ADDRESS, LanceOptions
 from dbt.adapters.lancens.spark.types import conform, spark_arrow_schema
+from dbt.adapters.lancens.spark.worker_heap import freeze_imported_heap
 
 if TYPE_CHECKING:
     from lance import LanceDataset
@@ -142,6 +143,9 @@ class LanceReader(DataSourceReader):
     def __init__(self, options: LanceOptions, schema: StructType) -> None:
         dataset = open_dataset(options)
         self.options = options
+        # Pickled with its manifest (pylance's own pickling), so a task opens this very version
+        # with one HEAD instead of reading the manifest again (a version is immutable content).
+        self._dataset = dataset
         self.version: int = dataset.version
         self.schema = schema
         lance_names = column_names(dataset.schema.names)
@@ -188,7 +192,8 @@ class LanceReader(DataSourceReader):
         group = cast(FragmentGroup, partition)  # Spark hands back what ``partitions`` made
         if not group.fragment_ids:
             return
-        dataset = open_dataset(self.options, version=self.version)
+        freeze_imported_heap()
+        dataset = self._dataset
         target = spark_arrow_schema(self.schema)
         read_target = pa.schema([target.field(i) for i in self.read_positions])
         columns = [self.columns[i] for i in self.read_positions if self.columns[i] != ROW_ADDRESS]

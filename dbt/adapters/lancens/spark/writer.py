@@ -18,7 +18,7 @@ import json
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pyspark.accumulators import AccumulatorParam
@@ -30,6 +30,9 @@ from dbt.adapters.lancens.spark.dataset import try_open_latest
 from dbt.adapters.lancens.spark.options import LanceOptions
 from dbt.adapters.lancens.spark.types import conform
 from dbt.adapters.lancens.spark.worker_heap import freeze_imported_heap
+
+if TYPE_CHECKING:
+    import lance
 
 log = logging.getLogger(__name__)
 # ``write_with_tasks``'s result: one row per fragment, Lance's JSON fragment metadata.
@@ -110,6 +113,11 @@ def _committed_files(options: LanceOptions) -> set[str]:
     return {data_file.path for fragment in dataset.get_fragments() for data_file in fragment.data_files()}
 
 
+def _same_place(dataset_uri: str, uri: str) -> bool:
+    """Whether a dataset opened at ``dataset_uri`` is the one at ``uri`` (files go to its ``data/``)."""
+    return dataset_uri.removeprefix("file://").rstrip("/") == uri.removeprefix("file://").rstrip("/")
+
+
 class LanceWriter(DataSourceArrowWriter):
     """Planned on the driver with the target schema and read version; pickled to every task."""
 
@@ -120,12 +128,18 @@ class LanceWriter(DataSourceArrowWriter):
         overwrite: bool,
         read_version: int | None,
         storage_version: str | None,
+        base: lance.LanceDataset | None = None,
     ) -> None:
         self.options = options
         self.schema = schema
         self.overwrite = overwrite
         self.read_version = read_version
         self.storage_version = storage_version
+        # The version the write builds on (``read_version``), pickled with its manifest to every
+        # task: Lance's fragment writer then checks against it instead of opening the latest
+        # version itself (a LIST and a GET per task on S3); the commit is pinned to it anyway.
+        same = base is not None and base.version == read_version and _same_place(base.uri, options.uri)
+        self.base = base if same else None
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LanceCommitMessage:
         """Write this task's rows as new fragments (files only; not yet part of any version)."""
@@ -135,7 +149,7 @@ class LanceWriter(DataSourceArrowWriter):
         upstream = _Upstream(iterator, self.schema)
         fragments = write_fragments(
             pa.RecordBatchReader.from_batches(self.schema, iter(upstream)),
-            self.options.uri,
+            self.base if self.base is not None else self.options.uri,
             schema=self.schema,
             mode="overwrite" if self.overwrite else "append",
             max_rows_per_file=self.options.max_rows_per_file,
