@@ -290,15 +290,10 @@ class LancensAdapter(SparkAdapter):
             return ""
         runtime = self.runtime
         table, properties = relation.table_id, _provenance(provenance)
-        with self.connections.exception_handler(f"maintenance of {relation}"):
-            if runtime.publisher is not None:
-                runtime.publisher.defer(
-                    table,
-                    lambda: maintenance.after_build(runtime.namespace, table, config, properties),
-                )
-                return "once the run publishes"
-            with runtime.writing(table):
-                return maintenance.after_build(runtime.namespace, table, config, properties)
+        with self.connections.exception_handler(f"maintenance of {relation}"), runtime.writing(table):
+            return runtime.landing.when_published(
+                table, lambda: maintenance.after_build(runtime.namespace, table, config, properties)
+            )
 
     @available
     @_node_write
@@ -322,12 +317,7 @@ class LancensAdapter(SparkAdapter):
         with self.connections.exception_handler(compiled_code):
             runtime.sql(self.connections.model_sql(f"CREATE OR REPLACE VIEW {relation} AS {compiled_code}"))
             bases = [read.table_id for read in reads or []]
-            if runtime.publisher is not None:
-                runtime.publisher.hold_view(ViewInfo(relation.table_id, compiled_code, bases, {}))
-            else:
-                runtime.namespace.create_view(
-                    relation.table_id, compiled_code, base_objects=bases, replace=True
-                )
+            runtime.landing.record_view(runtime.namespace, ViewInfo(relation.table_id, compiled_code, bases))
         self.cache_added(relation.incorporate(type="view"))
         return AdapterResponse(_message="OK")
 
@@ -576,7 +566,7 @@ class LancensAdapter(SparkAdapter):
         Returns `published` (table -> version) and the hook's `sql`: empty, or a statement that
         fails saying why nothing was published when another run won the race (`report_lost_race`)."""
         statuses = [str(getattr(r.status, "value", r.status)) for r in results]
-        staged = self.runtime.publisher.objects() if self.runtime.publisher is not None else []
+        staged = publish.staged_objects(self.runtime)
         with self._hook_connection(), self.connections.exception_handler("atomic publish"):
             try:
                 published = publish.finish(self.runtime, statuses)
