@@ -40,9 +40,9 @@ from dbt.adapters.lancens.definitions.relation import LancensRelation
 from dbt.adapters.lancens.materializations import (
     clone,
     contracts,
-    embedding_run,
     incremental,
     index_run,
+    model_frame,
     seeds,
     snapshots,
 )
@@ -197,31 +197,25 @@ class LancensAdapter(SparkAdapter):
         name = relation.identifier or ""
         with self.connections.exception_handler(compiled_code):
             code = self.connections.model_sql(compiled_code, language)
-            embedded = embedding_run.embedded_frame(
+            result = model_frame.result_frame(
                 runtime,
                 relation.table_id,
-                incremental.model_frame(runtime, code, language, relation.table_id),
-                embeddings,
+                code,
+                language,
+                indexes=indexes,
+                embeddings=embeddings,
                 adds_rows=mode == "append",
-            )
-            frame = index_run.checked_frame(
-                runtime,
-                relation.table_id,
-                embedded.frame,
-                indexes,
-                adds_rows=mode == "append",
-                sample=incremental.sample_frame(runtime, code, language),
             )
             version = writes.write_frame(
                 runtime,
                 table_id(relation.schema or "", name),
-                frame,
+                result.frame,
                 mode,
                 _provenance(provenance),
                 not_null or (),
             )
         self.cache_added(relation.incorporate(type="table"))
-        return AdapterResponse(_message=f"OK (version {version}{embedded.summary()})", rows_affected=None)
+        return AdapterResponse(_message=f"OK (version {version}{result.summary()})", rows_affected=None)
 
     @available
     def enforce_contract(
@@ -614,25 +608,23 @@ class LancensAdapter(SparkAdapter):
         with self.connections.exception_handler(compiled_code):
             code = self.connections.model_sql(compiled_code, language)
             spec_ = incremental.Spec(**spec)
+            # noted before the model's query runs: a Python model reads eagerly
             seen = incremental.version_before_query(runtime, relation.table_id, spec_)
-            frame = incremental.model_frame(runtime, code, language, relation.table_id)
-            embedded = embedding_run.embedded_frame(
-                runtime, relation.table_id, frame, embeddings, spec_.unique_key, adds_rows=True
-            )
-            frame = index_run.checked_frame(
+            result = model_frame.result_frame(
                 runtime,
                 relation.table_id,
-                embedded.frame,
-                indexes,
-                spec_.unique_key,
+                code,
+                language,
+                indexes=indexes,
+                embeddings=embeddings,
+                key=spec_.unique_key,
                 adds_rows=True,
                 on_schema_change=spec_.on_schema_change,
-                sample=incremental.sample_frame(runtime, code, language),
             )
             version, rows = incremental.apply(
-                runtime, relation.table_id, frame, spec_, _provenance(provenance), seen
+                runtime, relation.table_id, result.frame, spec_, _provenance(provenance), seen
             )
-        return AdapterResponse(_message=f"OK (version {version}{embedded.summary()})", rows_affected=rows)
+        return AdapterResponse(_message=f"OK (version {version}{result.summary()})", rows_affected=rows)
 
     @available
     @_node_write
