@@ -14,7 +14,6 @@ from dbt.adapters.lancens.metadata import catalog
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.storage import Storage
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
-from dbt.adapters.lancens.runtime.landing import land
 from dbt.adapters.lancens.runtime.staging import RunPublisher
 from tests.unit.adapter.helpers import namespace_on
 
@@ -282,7 +281,7 @@ def _staged_write(ns: DirectoryNamespace, publisher: RunPublisher, table: list[s
         if read_version is not None
         else lance.LanceOperation.Overwrite(data.schema, fragments)
     )
-    return land(ns, table, operation, read_version, WHO, location=location, staging=publisher)
+    return publisher.land(ns, table, operation, read_version, WHO, location=location)
 
 
 def test_staged_indexes_are_published_with_the_rows(namespace: DirectoryNamespace) -> None:
@@ -293,7 +292,7 @@ def test_staged_indexes_are_published_with_the_rows(namespace: DirectoryNamespac
     table, specs = ["docs", "documents"], parse_indexes(CONFIG)
     publisher = RunPublisher.start(namespace, "run-1")
     assert _staged_write(namespace, publisher, table, documents(0, 300)) == 1
-    outcome = apply_indexes(namespace, table, specs, WHO, staging=publisher)
+    outcome = apply_indexes(namespace, table, specs, WHO, landing=publisher)
     assert sorted(outcome.built) == sorted(TYPES) and outcome.version == 3
     assert not namespace.table_exists(table)  # nothing visible before the publish
     assert namespace.publish(publisher.staged_commits()) == {("docs", "documents"): 3}
@@ -307,7 +306,7 @@ def test_staged_indexes_are_published_with_the_rows(namespace: DirectoryNamespac
     # the next run appends: the indexes missing the new rows are rebuilt inside its publish
     publisher = RunPublisher.start(namespace, "run-2")
     assert _staged_write(namespace, publisher, table, documents(300, 300)) == 4
-    outcome = apply_indexes(namespace, table, specs, WHO, staging=publisher)
+    outcome = apply_indexes(namespace, table, specs, WHO, landing=publisher)
     assert sorted(outcome.built) == sorted(TYPES) and outcome.optimized == [] and outcome.version == 5
     assert dataset(namespace, table).version == 3
     namespace.publish(publisher.staged_commits())
@@ -326,7 +325,7 @@ def test_a_discarded_run_leaves_no_index_files(namespace: DirectoryNamespace) ->
     indices = f"{namespace.describe_table(table).location}/_indices"
     publisher = RunPublisher.start(namespace, "run-1")
     _staged_write(namespace, publisher, table, documents(300, 10))
-    apply_indexes(namespace, table, parse_indexes(CONFIG[2:4]), WHO, staging=publisher)
+    apply_indexes(namespace, table, parse_indexes(CONFIG[2:4]), WHO, landing=publisher)
     written = publisher.writes[tuple(table)]
     # the three staged versions' manifests, the staged rows' data file and the two index
     # directories built on them

@@ -10,10 +10,11 @@ from pathlib import Path
 import lance
 import pytest
 
-from dbt.adapters.lancens.commits import publish, table_write, writes
+from dbt.adapters.lancens.commits import publish, writes
 from dbt.adapters.lancens.commits.table_write import open_write
 from dbt.adapters.lancens.materializations import merge
 from dbt.adapters.lancens.namespace.versions import VersionManager
+from dbt.adapters.lancens.runtime.landing import DirectLanding
 from dbt.adapters.lancens.runtime.process import LancensRuntime
 from tests.unit.adapter.helpers import id_rows, shop_runtime
 
@@ -63,7 +64,7 @@ def test_a_failed_write_deletes_its_files_only_when_the_commit_cannot_have_lande
     def land(*args: object, **kwargs: object) -> int:
         raise interruption
 
-    monkeypatch.setattr(table_write, "land", land)
+    monkeypatch.setattr(DirectLanding, "land", land)
     with pytest.raises(type(interruption)):
         target.commit(lance.LanceOperation.Append(fragments), {}, written=fragments)
     assert all(path.exists() for path in files) == isinstance(interruption, KeyboardInterrupt)

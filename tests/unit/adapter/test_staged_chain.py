@@ -13,7 +13,6 @@ import pytest
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.storage import Storage
-from dbt.adapters.lancens.runtime.landing import land
 from dbt.adapters.lancens.runtime.staging import SCRATCH_DIR, RunPublisher
 from tests.unit.adapter.helpers import namespace_on
 
@@ -45,7 +44,7 @@ def stage_first(ns: DirectoryNamespace, publisher: RunPublisher, data: pa.Table)
         if read_version is not None
         else lance.LanceOperation.Overwrite(data.schema, fragments)
     )
-    return land(ns, TABLE, operation, read_version, WHO, location=location, staging=publisher)
+    return publisher.land(ns, TABLE, operation, read_version, WHO, location=location)
 
 
 def stage_batch(ns: DirectoryNamespace, publisher: RunPublisher, delete: str, data: pa.Table) -> int:
@@ -65,7 +64,7 @@ def stage_batch(ns: DirectoryNamespace, publisher: RunPublisher, delete: str, da
     operation = lance.LanceOperation.Update(
         removed_fragment_ids=removed, updated_fragments=updated, new_fragments=new
     )
-    return land(ns, TABLE, operation, staged.version, WHO, staging=publisher, staged_tip=tip)
+    return publisher.land(ns, TABLE, operation, staged.version, WHO, staged_tip=tip)
 
 
 def ids(dataset: lance.LanceDataset) -> list[int]:
@@ -109,7 +108,7 @@ def test_a_batch_computed_on_a_stale_tip_is_refused(namespace: DirectoryNamespac
     assert stale is not None and publisher.staged_tip(TABLE) != stale
     operation = lance.LanceOperation.Append([])
     with pytest.raises(errors.ConcurrentModificationError, match="written again in this run"):
-        land(namespace, TABLE, operation, None, WHO, staging=publisher, staged_tip=stale)
+        publisher.land(namespace, TABLE, operation, None, WHO, staged_tip=stale)
     assert len(publisher.writes[tuple(TABLE)].chain) == 2  # nothing staged by the refused write
 
 

@@ -37,7 +37,7 @@ def requested_by(config: Any) -> str | None:
 
 def require_run(config: Any, runtime: LancensRuntime) -> None:
     """Refuse a node's write that would commit directly although atomic publish is asked for."""
-    if runtime.publisher is not None or _command(config) == "run-operation":
+    if runtime.atomic_run or _command(config) == "run-operation":
         return
     reason = requested_by(config)
     if reason is None:
@@ -72,7 +72,7 @@ def refuse_in_run(runtime: LancensRuntime, action: str) -> None:
     """Refuse a change an atomic-publish run in progress could not hold back: a model changing
     kind drops its old table or view at once, so a failed run would publish that drop (a table's
     data deleted) and nothing else."""
-    if runtime.publisher is None:
+    if not runtime.atomic_run:
         return
     raise DbtRuntimeError(
         f"{action} is refused in an atomic-publish run: the old object would be dropped at once, not "

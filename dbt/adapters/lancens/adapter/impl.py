@@ -40,9 +40,9 @@ from dbt.adapters.lancens.definitions.relation import LancensRelation
 from dbt.adapters.lancens.materializations import (
     clone,
     contracts,
-    embedding_run,
     incremental,
     index_run,
+    model_frame,
     seeds,
     snapshots,
 )
@@ -197,31 +197,25 @@ class LancensAdapter(SparkAdapter):
         name = relation.identifier or ""
         with self.connections.exception_handler(compiled_code):
             code = self.connections.model_sql(compiled_code, language)
-            embedded = embedding_run.embedded_frame(
+            result = model_frame.result_frame(
                 runtime,
                 relation.table_id,
-                incremental.model_frame(runtime, code, language, relation.table_id),
-                embeddings,
+                code,
+                language,
+                indexes=indexes,
+                embeddings=embeddings,
                 adds_rows=mode == "append",
-            )
-            frame = index_run.checked_frame(
-                runtime,
-                relation.table_id,
-                embedded.frame,
-                indexes,
-                adds_rows=mode == "append",
-                sample=incremental.sample_frame(runtime, code, language),
             )
             version = writes.write_frame(
                 runtime,
                 table_id(relation.schema or "", name),
-                frame,
+                result.frame,
                 mode,
                 _provenance(provenance),
                 not_null or (),
             )
         self.cache_added(relation.incorporate(type="table"))
-        return AdapterResponse(_message=f"OK (version {version}{embedded.summary()})", rows_affected=None)
+        return AdapterResponse(_message=f"OK (version {version}{result.summary()})", rows_affected=None)
 
     @available
     def enforce_contract(
@@ -290,15 +284,10 @@ class LancensAdapter(SparkAdapter):
             return ""
         runtime = self.runtime
         table, properties = relation.table_id, _provenance(provenance)
-        with self.connections.exception_handler(f"maintenance of {relation}"):
-            if runtime.publisher is not None:
-                runtime.publisher.defer(
-                    table,
-                    lambda: maintenance.after_build(runtime.namespace, table, config, properties),
-                )
-                return "once the run publishes"
-            with runtime.writing(table):
-                return maintenance.after_build(runtime.namespace, table, config, properties)
+        with self.connections.exception_handler(f"maintenance of {relation}"), runtime.writing(table):
+            return runtime.landing.when_published(
+                table, lambda: maintenance.after_build(runtime.namespace, table, config, properties)
+            )
 
     @available
     @_node_write
@@ -322,12 +311,7 @@ class LancensAdapter(SparkAdapter):
         with self.connections.exception_handler(compiled_code):
             runtime.sql(self.connections.model_sql(f"CREATE OR REPLACE VIEW {relation} AS {compiled_code}"))
             bases = [read.table_id for read in reads or []]
-            if runtime.publisher is not None:
-                runtime.publisher.hold_view(ViewInfo(relation.table_id, compiled_code, bases, {}))
-            else:
-                runtime.namespace.create_view(
-                    relation.table_id, compiled_code, base_objects=bases, replace=True
-                )
+            runtime.landing.record_view(runtime.namespace, ViewInfo(relation.table_id, compiled_code, bases))
         self.cache_added(relation.incorporate(type="view"))
         return AdapterResponse(_message="OK")
 
@@ -576,7 +560,7 @@ class LancensAdapter(SparkAdapter):
         Returns `published` (table -> version) and the hook's `sql`: empty, or a statement that
         fails saying why nothing was published when another run won the race (`report_lost_race`)."""
         statuses = [str(getattr(r.status, "value", r.status)) for r in results]
-        staged = self.runtime.publisher.objects() if self.runtime.publisher is not None else []
+        staged = publish.staged_objects(self.runtime)
         with self._hook_connection(), self.connections.exception_handler("atomic publish"):
             try:
                 published = publish.finish(self.runtime, statuses)
@@ -624,25 +608,23 @@ class LancensAdapter(SparkAdapter):
         with self.connections.exception_handler(compiled_code):
             code = self.connections.model_sql(compiled_code, language)
             spec_ = incremental.Spec(**spec)
+            # noted before the model's query runs: a Python model reads eagerly
             seen = incremental.version_before_query(runtime, relation.table_id, spec_)
-            frame = incremental.model_frame(runtime, code, language, relation.table_id)
-            embedded = embedding_run.embedded_frame(
-                runtime, relation.table_id, frame, embeddings, spec_.unique_key, adds_rows=True
-            )
-            frame = index_run.checked_frame(
+            result = model_frame.result_frame(
                 runtime,
                 relation.table_id,
-                embedded.frame,
-                indexes,
-                spec_.unique_key,
+                code,
+                language,
+                indexes=indexes,
+                embeddings=embeddings,
+                key=spec_.unique_key,
                 adds_rows=True,
                 on_schema_change=spec_.on_schema_change,
-                sample=incremental.sample_frame(runtime, code, language),
             )
             version, rows = incremental.apply(
-                runtime, relation.table_id, frame, spec_, _provenance(provenance), seen
+                runtime, relation.table_id, result.frame, spec_, _provenance(provenance), seen
             )
-        return AdapterResponse(_message=f"OK (version {version}{embedded.summary()})", rows_affected=rows)
+        return AdapterResponse(_message=f"OK (version {version}{result.summary()})", rows_affected=rows)
 
     @available
     @_node_write

@@ -57,6 +57,13 @@ def begin(runtime: LancensRuntime, run_id: str) -> None:
         _cleanup(runtime, stale, discard_staged=True)
 
 
+def staged_objects(runtime: LancensRuntime) -> list[tuple[str, ...]]:
+    """The ids of every table and view the run in progress staged or held (none outside a run):
+    taken before `finish`, to report the nodes that built them when nothing is published."""
+    publisher = runtime.publisher
+    return publisher.objects() if publisher is not None else []
+
+
 def finish(runtime: LancensRuntime, statuses: list[str]) -> dict[tuple[str, ...], int]:
     """End of run: publish everything staged when no node failed, else discard it all. The
     actions deferred to the publish (`RunPublisher.defer`) run for the tables it published."""

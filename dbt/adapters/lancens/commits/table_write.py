@@ -1,12 +1,12 @@
 """One write to one table, from where its data files go to the version it lands as.
 
-`open_write` is where a write starts and decides, once, whether it commits or stages (an
-atomic-publish run in progress, `runtime.publisher`). It settles the location (a new table is
-declared first, which reserves its location; a staged new table only gets one), and the version
-the write builds on. `TableWrite.commit` lands the operation through `landing.land` and then
-refreshes Spark's catalog through the runtime; if anything fails before the commit lands, the
-data files the write made are deleted and a declaration it made is withdrawn, so no empty table
-and no stray file is left behind.
+`open_write` is where a write starts: it takes the runtime's `landing` (committed at once, or
+staged by the atomic-publish run in progress: `runtime/landing.py`), which the write keeps to its
+end. It settles the location (a new table is reserved first, `Landing.reserve`) and the version the
+write builds on. `TableWrite.commit` lands the operation through the landing and then refreshes
+Spark's catalog through the runtime; if anything fails before the commit lands, the data files the
+write made are deleted and a declaration it made is withdrawn, so no empty table and no stray file
+is left behind.
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from lance.fragment import FragmentMetadata
 
 from dbt.adapters.lancens.namespace import errors
 from dbt.adapters.lancens.namespace.commit import StagedCommit
-from dbt.adapters.lancens.runtime.landing import land
+from dbt.adapters.lancens.runtime.landing import Landing
 from dbt.adapters.lancens.runtime.process import LancensRuntime
-from dbt.adapters.lancens.runtime.staging import RunPublisher
 from dbt.adapters.lancens.spark.writer import discard_uncommitted
 
 
@@ -34,7 +33,7 @@ class TableWrite:
     table_id: list[str]
     location: str
     dataset: lance.LanceDataset | None  # the version the write builds on; None: no data yet
-    staging: RunPublisher | None
+    landing: Landing
     declared_here: bool = False
     staged_tip: StagedCommit | None = None  # a further write of a table this run staged already
 
@@ -79,15 +78,13 @@ class TableWrite:
         """Land `operation` (made of `written`, the fragments this write created) and return the
         version; Spark's catalog then reads it (or the staged version, in an atomic-publish run)."""
         try:
-            version = land(
+            version = self.landing.land(
                 self.runtime.namespace,
                 self.table_id,
                 operation,
                 self.read_version,
                 properties,
-                # a staged new table has no row yet: its files' location travels with the stage
-                location=self.location if self.staging is not None else None,
-                staging=self.staging,
+                location=self.location,
                 staged_tip=self.staged_tip,
             )
         except Exception:
@@ -147,9 +144,7 @@ class TableWrite:
 def version_read(runtime: LancensRuntime, table_id: Sequence[str]) -> int | None:
     """The table's version a query planned now reads, for `TableWrite.refuse_if_moved_since`;
     None in an atomic-publish run (the run reads its staged versions; the publish checks them)."""
-    if runtime.publisher is not None:
-        return None
-    return runtime.namespace.describe_table(list(table_id)).version
+    return runtime.landing.version_read(runtime.namespace, table_id)
 
 
 def open_write(runtime: LancensRuntime, table_id: Sequence[str], *, must_exist: bool = False) -> TableWrite:
@@ -157,12 +152,11 @@ def open_write(runtime: LancensRuntime, table_id: Sequence[str], *, must_exist: 
     concurrent writer's commit makes this one fail with 14 rather than be lost). `must_exist`:
     a change to an existing table, which fails (4) rather than declare a new one."""
     namespace = runtime.namespace
-    staging = runtime.publisher
-    if staging is not None:
-        tip = staging.staged_tip(table_id)
-        if tip is not None:
-            return _further_staged_write(runtime, table_id, staging, tip)
-        staging.claim(table_id)
+    landing = runtime.landing
+    tip = landing.staged_tip(table_id)
+    if tip is not None:
+        return _further_staged_write(runtime, table_id, landing, tip)
+    landing.claim(table_id)
     declared_here = False
     try:
         info = namespace.describe_table(list(table_id))
@@ -170,30 +164,26 @@ def open_write(runtime: LancensRuntime, table_id: Sequence[str], *, must_exist: 
         if must_exist:
             raise
         info = None
-    if info is None and staging is None:
-        try:
-            info = namespace.declare_table(list(table_id))
-            declared_here = True
-        except errors.TableAlreadyExistsError:
-            info = namespace.describe_table(list(table_id))  # declared first by another writer: share it
-    if info is None:  # staged new table: a location of its own, declared when the run publishes
+    if info is None:
+        info, declared_here = landing.reserve(namespace, table_id)
+    if info is None:  # a location of its own, the table declared when the run publishes
         location = namespace.table_location(list(table_id))
     else:
         location = info.location
     dataset = None
     if info is not None and not info.declared_only and info.version is not None:
         dataset = namespace.dataset_at(location, info.version)  # the version the describe opened
-    return TableWrite(runtime, list(table_id), location, dataset, staging, declared_here)
+    return TableWrite(runtime, list(table_id), location, dataset, landing, declared_here)
 
 
 def _further_staged_write(
-    runtime: LancensRuntime, table_id: Sequence[str], staging: RunPublisher, tip: StagedCommit
+    runtime: LancensRuntime, table_id: Sequence[str], landing: Landing, tip: StagedCommit
 ) -> TableWrite:
     """A write of a table this atomic-publish run already staged (a microbatch model's later batch):
     it builds on the run's staged content, where the run reads it, and writes its files there
     (the table's own location, or a new table's scratch copy); `stage_chained` stages it next."""
-    target = staging.read_target(table_id)
-    dataset = staging.staged_dataset(runtime.namespace, table_id)
+    target = landing.read_target(table_id)
+    dataset = landing.staged_dataset(runtime.namespace, table_id)
     if target is None or dataset is None:
         raise errors.InternalError(f"atomic publish: {'.'.join(table_id)} has no staged content to read")
-    return TableWrite(runtime, list(table_id), target.path, dataset, staging, staged_tip=tip)
+    return TableWrite(runtime, list(table_id), target.path, dataset, landing, staged_tip=tip)

@@ -12,7 +12,7 @@ fragments) as one engine commit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 import lance
@@ -22,7 +22,7 @@ from dbt_common.exceptions import CompilationError
 from pyspark.sql import DataFrame
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write, version_read
-from dbt.adapters.lancens.materializations import merge, python_models, schema_evolution, store_assignment
+from dbt.adapters.lancens.materializations import merge, schema_evolution, store_assignment
 from dbt.adapters.lancens.materializations.source_view import addressed_view, query_rows
 from dbt.adapters.lancens.runtime.fragment_bounds import TimeWindow, parse_window_bound
 from dbt.adapters.lancens.runtime.process import LancensRuntime
@@ -123,25 +123,6 @@ def _as_vectors(rows: pa.Table, sizes: dict[str, int]) -> pa.Table:
         kind = pa.list_(field.type.value_field.with_name("item"), size)
         rows = rows.set_column(index, field.with_type(kind), rows.column(index).cast(kind))
     return rows
-
-
-def model_frame(runtime: LancensRuntime, compiled_code: str, language: str, table_id: list[str]) -> DataFrame:
-    """The model's result as a Spark DataFrame (SQL, or a Python model run in-process). A SQL
-    model's frame reads with Lance filter pushdown, so it must serve one query only: see
-    `sample_frame` for a second look at the same rows."""
-    if language == "python":
-        return python_models.run_python_model(runtime, compiled_code, table_id)
-    return runtime.sql(compiled_code, pushdown=True)
-
-
-def sample_frame(
-    runtime: LancensRuntime, compiled_code: str, language: str
-) -> Callable[[], DataFrame] | None:
-    """How to get the model's rows again for a query before the write (a vector's size): a SQL
-    model analysed anew without pushdown; None for a Python model, whose frame has no pushdown."""
-    if language == "python":
-        return None
-    return lambda: runtime.sql(compiled_code)
 
 
 def _keep_absent_columns(spec: Spec, source: pa.Schema, target: pa.Schema) -> Spec:

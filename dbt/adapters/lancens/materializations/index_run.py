@@ -29,8 +29,8 @@ from dbt.adapters.lancens.materializations.indexes import (
 )
 from dbt.adapters.lancens.metadata.engine_dataset import latest
 from dbt.adapters.lancens.namespace import errors
+from dbt.adapters.lancens.runtime.landing import Landing
 from dbt.adapters.lancens.runtime.process import LancensRuntime
-from dbt.adapters.lancens.runtime.staging import RunPublisher
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 from dbt.adapters.lancens.spark.types import fixed_sizes_from_metadata
 
@@ -121,15 +121,15 @@ def build_indexes(
     the run's version of the table and published with it. None when there is nothing to keep: no
     index is configured and dbt never built one on this table."""
     specs = parse_indexes(raw_indexes)
-    staging = runtime.publisher
-    if not specs and not _built_by_dbt(runtime, table_id, staging):
+    landing = runtime.landing
+    if not specs and not _built_by_dbt(runtime, table_id, landing):
         return None
-    outcome = apply_indexes(runtime.namespace, table_id, specs, properties, staging)
+    outcome = apply_indexes(runtime.namespace, table_id, specs, properties, landing)
     if outcome.version is not None:
         runtime.refresh_table(table_id)
     return outcome
 
 
-def _built_by_dbt(runtime: LancensRuntime, table_id: list[str], staging: RunPublisher | None) -> bool:
-    commits = index_commits(runtime.namespace, table_id, {}, staging)
+def _built_by_dbt(runtime: LancensRuntime, table_id: list[str], landing: Landing) -> bool:
+    commits = index_commits(runtime.namespace, table_id, {}, landing)
     return commits is not None and bool(recorded(commits.dataset))

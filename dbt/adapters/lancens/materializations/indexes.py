@@ -5,7 +5,7 @@ After a model, seed or snapshot build the table's latest version is compared wit
 * an index that is missing, or whose config changed since it was built, is built (a changed one
   replaces the old under the same name); indexes dbt built that the config no longer names are
   dropped. All of them in ONE Lance `CreateIndex` commit (`index_commits.py`: the table's next
-  version through `runtime.landing.land`, or staged with the run's rows in an atomic-publish run):
+  version through the runtime's landing, or staged with the run's rows in an atomic-publish run):
   each index is built uncommitted on every fragment (`create_index_uncommitted`), then committed
   together;
 * an index kept as it was but not covering every row (an incremental run or a merge added
@@ -35,7 +35,7 @@ from lance.dataset import Index
 from dbt.adapters.lancens.definitions.index_config import IndexSpec, check_sub_vectors
 from dbt.adapters.lancens.materializations.index_commits import index_commits
 from dbt.adapters.lancens.namespace import DirectoryNamespace
-from dbt.adapters.lancens.runtime.staging import RunPublisher
+from dbt.adapters.lancens.runtime.landing import DIRECT, Landing
 from dbt.adapters.lancens.spark.column_names import ColumnMap
 
 RECORD_KEY = "lancens.indexes"
@@ -141,13 +141,13 @@ def apply_indexes(
     table_id: Sequence[str],
     specs: Sequence[IndexSpec],
     properties: dict[str, str],
-    staging: RunPublisher | None = None,
+    landing: Landing = DIRECT,
 ) -> IndexOutcome:
     """Make the table's indexes match `specs`; at most one version per kind of change.
 
-    `staging`: the atomic-publish run, whose staged version of the table gets the changes staged on
-    top of it (`index_commits.StagedIndexCommits`); else they are the table's next versions."""
-    commits = index_commits(namespace, table_id, properties, staging)
+    `landing`: the runtime's; in an atomic-publish run the changes are staged on top of the run's
+    version of the table (`index_commits.py`), else they are the table's next versions."""
+    commits = index_commits(namespace, table_id, properties, landing)
     if commits is None:
         raise ValueError(f"indexes: {'.'.join(table_id)} is not a table")
     dataset = commits.dataset

@@ -181,7 +181,7 @@ def undone_on_failure(before: TableWrite, after: TableWrite, properties: dict[st
     would have lost a column's values. The undo is pinned to `after`, so it never replaces another
     writer's commit; history keeps both the change and its undoing. In an atomic-publish run nothing
     is undone here: a failed run publishes nothing at all."""
-    changed = after.read_version != before.read_version and after.staging is None
+    changed = after.read_version != before.read_version and after.landing.visible_at_once
     try:
         yield
     except Exception as failure:

@@ -16,7 +16,6 @@ from typing import Any
 
 from dbt.adapters.lancens.definitions.relation import LancensRelation
 from dbt.adapters.lancens.namespace import errors
-from dbt.adapters.lancens.namespace.table_ops import metadata_update
 from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.column_names import column_names
 
@@ -77,9 +76,8 @@ def _persist_table(
 ) -> bool:
     """One `UpdateConfig` version with what changed: committed, or in an atomic-publish run staged
     on top of the run's version of the table, so the descriptions are published with its rows."""
-    namespace, table = runtime.namespace, relation.table_id
-    staging = runtime.publisher
-    staged = staging.staged_dataset(namespace, table) if staging is not None else None
+    namespace, table, landing = runtime.namespace, relation.table_id, runtime.landing
+    staged = landing.staged_dataset(namespace, table)
     if staged is not None:
         schema, current_comment = staged.schema, staged.metadata.get(COMMENT_KEY)
     else:
@@ -97,11 +95,7 @@ def _persist_table(
             field_metadata[name] = {COMMENT_KEY: text}
     if not table_metadata and not field_metadata:
         return False
-    if staging is not None and staged is not None:
-        operation = metadata_update(staged, table_metadata or None, field_metadata or None, str(relation))
-        staging.stage_next(namespace, table, operation, {})
-    else:
-        namespace.update_table_metadata(table, table_metadata or None, field_metadata or None)
+    landing.update_metadata(namespace, table, table_metadata or None, field_metadata or None, str(relation))
     return True
 
 
@@ -110,8 +104,8 @@ def _persist_view(
 ) -> bool:
     """The view's properties: set on the namespace's view, or in an atomic-publish run on the view
     the run holds back, so they are published with it."""
-    namespace, staging = runtime.namespace, runtime.publisher
-    view = staging.held_view(relation.table_id) if staging is not None else None
+    namespace, landing = runtime.namespace, runtime.landing
+    view = landing.held_view(relation.table_id)
     if view is None:
         try:
             view = namespace.describe_view(relation.table_id)
@@ -124,12 +118,7 @@ def _persist_view(
         _set(properties, view_column_comment_key(name), text)
     if properties == view.properties:
         return False
-    if staging is not None:
-        staging.hold_view(dataclasses.replace(view, properties=properties))
-        return True
-    namespace.create_view(
-        relation.table_id, view.sql, base_objects=view.base_objects, properties=properties, replace=True
-    )
+    landing.record_view(namespace, dataclasses.replace(view, properties=properties))
     return True
 
 

@@ -20,21 +20,7 @@ import lance
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
 from dbt.adapters.lancens.namespace.commit import VersionStore, version_response
 from dbt.adapters.lancens.namespace.layout import VERSIONS_DIR
-
-
-def latest(namespace: DirectoryNamespace, table_id: Sequence[str]) -> lance.LanceDataset:
-    """The table's latest version, for reading (its schema, indexes, tags).
-
-    Opened at the version the describe found, through the engine's session: that version's
-    manifest is then in the session's cache, where an open of "latest" would list ``_versions/``
-    and read it again (two requests on S3 instead of one)."""
-    info = namespace.describe_table(list(table_id))
-    return lance.dataset(
-        info.location,
-        version=info.version,
-        storage_options=namespace.storage_options or None,
-        session=namespace.lance_session,
-    )
+from dbt.adapters.lancens.runtime.landing import latest as latest  # the table's latest version, to read
 
 
 def version_history(

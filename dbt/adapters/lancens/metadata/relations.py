@@ -39,8 +39,7 @@ def columns_of(runtime: LancensRuntime, relation: LancensRelation) -> list[Lance
     A table an atomic-publish run has staged reports its staged columns (what the run built), not
     the published ones."""
     spark_view = relation.is_temporary_view or relation.type == RelationType.View
-    staging = runtime.publisher
-    staged = staging.staged_dataset(runtime.namespace, relation.table_id) if staging is not None else None
+    staged = runtime.landing.staged_dataset(runtime.namespace, relation.table_id)
     if staged is None and (spark_view or is_view(runtime, relation.table_id)):
         fields = [
             (f.name, f.dataType.simpleString()) for f in runtime.sql(f"SELECT * FROM {relation}").schema
@@ -70,7 +69,7 @@ def columns_of(runtime: LancensRuntime, relation: LancensRelation) -> list[Lance
 
 def is_view(runtime: LancensRuntime, object_id: list[str]) -> bool:
     """A view in the namespace, or one the atomic-publish run in progress holds back."""
-    if runtime.publisher is not None and runtime.publisher.held_view(object_id) is not None:
+    if runtime.landing.held_view(object_id) is not None:
         return True
     try:
         runtime.namespace.describe_view(object_id)

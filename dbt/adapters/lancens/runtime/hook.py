@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
-from dbt.adapters.lancens.runtime.landing import land
+from dbt.adapters.lancens.runtime.landing import DIRECT
 
 HOOK = "dbt.adapters.lancens.runtime.hook:commit"
 
@@ -21,9 +21,10 @@ HOOK = "dbt.adapters.lancens.runtime.hook:commit"
 def commit(
     uri: str, operation: Any, read_version: int | None, storage_options: dict[str, str], args: dict[str, Any]
 ) -> int:
-    """Commit `operation` to the table `args["table_id"]` and return its new version."""
+    """Commit `operation` to the table `args["table_id"]` and return its new version (committed at
+    once: a Spark worker holds no atomic-publish run)."""
     namespace = DirectoryNamespace.from_properties(args["namespace"])
-    return land(
+    return DIRECT.land(
         namespace, args["table_id"], operation, read_version, args.get("transaction_properties") or {}
     )
 

@@ -27,6 +27,7 @@ from dbt.adapters.lancens.namespace.versions import TVM_KEY
 from dbt.adapters.lancens.runtime import hook, plans
 from dbt.adapters.lancens.runtime.errors import missing_database, missing_relation
 from dbt.adapters.lancens.runtime.fragment_bounds import FragmentBounds
+from dbt.adapters.lancens.runtime.landing import DIRECT, Landing
 from dbt.adapters.lancens.runtime.session_catalog import SessionCatalog
 from dbt.adapters.lancens.runtime.spark_backends import ConnectSpark, LocalSpark, SparkBackend
 from dbt.adapters.lancens.runtime.staging import RunPublisher
@@ -53,7 +54,8 @@ class LancensRuntime:
     # How this process reaches Spark: its own JVM (`master`) or a Spark Connect server.
     backend: SparkBackend
     lock: threading.RLock = field(default_factory=threading.RLock)
-    # The atomic-publish run of this process, between its on-run-start and on-run-end hooks.
+    # The atomic-publish run of this process, between its on-run-start and on-run-end hooks
+    # (`commits/publish.py` sets and clears it); while it is there, it is the process's `landing`.
     publisher: RunPublisher | None = None
     # Checked once per process: the root reads as a namespace; table version management is on.
     root_checked: bool = False
@@ -91,6 +93,20 @@ class LancensRuntime:
                 runtime = cls(DirectoryNamespace.from_properties(namespace_properties), backend)
                 cls._shared[key] = runtime
             return runtime
+
+    @property
+    def landing(self) -> Landing:
+        """How this process's writes land now: staged by the atomic-publish run in progress, else
+        committed at once. The one place that tells the two apart; a write takes it when it starts
+        (`commits/table_write.open_write`), so it lands as it began even if the run ends meanwhile."""
+        publisher = self.publisher
+        return DIRECT if publisher is None else publisher
+
+    @property
+    def atomic_run(self) -> bool:
+        """Whether an atomic-publish run is in progress: what the adapter reports to dbt and refuses
+        on (`adapter/atomic_request.py`), never how a write lands (that is `landing`)."""
+        return self.publisher is not None
 
     @property
     def spark(self) -> SparkSession:
@@ -247,7 +263,7 @@ class LancensRuntime:
         the catalog takes as they were at that commit instead of asking the namespace again."""
         self.backend.note_registered(table_id)
         with self.lock:
-            staged = self.publisher.read_target(table_id) if self.publisher is not None else None
+            staged = self.landing.read_target(table_id)
             if staged is not None:
                 self.catalog.register_table(table_id, staged.path, staged.version)
                 return

@@ -20,33 +20,30 @@ transaction files go with their manifests when the run publishes nothing (`unpub
 
 from __future__ import annotations
 
+import dataclasses
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import lance
+from lance.dataset import Index
 from lance.fragment import FragmentMetadata
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.commit import StagedCommit
 from dbt.adapters.lancens.namespace.layout import (
+    INDICES_DIR,
     TRANSACTIONS_DIR,
     detached_manifest_path,
     transaction_file_path,
     transaction_file_suffix,
 )
-from dbt.adapters.lancens.namespace.models import ViewInfo
+from dbt.adapters.lancens.namespace.models import TableInfo, ViewInfo
 from dbt.adapters.lancens.namespace.storage import Storage
+from dbt.adapters.lancens.namespace.table_ops import metadata_update
+from dbt.adapters.lancens.runtime.landing import IndexTarget, ReadTarget, latest
 
 SCRATCH_DIR = ".lancens-staging"
-
-
-@dataclass(frozen=True)
-class ReadTarget:
-    """Where a staged version can be read: a path, and a version there (None: its latest)."""
-
-    path: str
-    version: int | None
 
 
 @dataclass(frozen=True)
@@ -68,7 +65,10 @@ class StagedWrite:
 
 @dataclass
 class RunPublisher:
-    """The staged writes of one dbt invocation in this process (held by the runtime)."""
+    """The staged writes of one dbt invocation in this process (held by the runtime), and the
+    `Landing` of its writes: each stages, nothing is visible before the run publishes."""
+
+    visible_at_once = False
 
     run_id: str
     scratch: str
@@ -260,6 +260,114 @@ class RunPublisher:
         """Every staged version of the run, each table's in order (what `publish` takes)."""
         with self.lock:
             return [commit for written in self.writes.values() for commit in written.chain]
+
+    # -- the run's `Landing` (runtime/landing.py): what its writes do instead of committing ---------
+    def version_read(self, namespace: DirectoryNamespace, table_id: Sequence[str]) -> int | None:
+        """None: the run reads its staged versions, and the publish checks them (12)."""
+        return None
+
+    def reserve(
+        self, namespace: DirectoryNamespace, table_id: Sequence[str]
+    ) -> tuple[TableInfo | None, bool]:
+        """Nothing: a new table gets a location of its own, declared when the run publishes."""
+        return None, False
+
+    def land(
+        self,
+        namespace: DirectoryNamespace,
+        table_id: Sequence[str],
+        operation: lance.LanceOperation.BaseOperation,
+        read_version: int | None,
+        properties: dict[str, str],
+        *,
+        location: str | None = None,
+        staged_tip: StagedCommit | None = None,
+    ) -> int:
+        """Staged as the run's next version of the table: on top of `staged_tip` (a further write
+        of a table the run wrote, `stage_chained`), else as its first (`stage`), whose files'
+        `location` travels with it (a new table has no row yet)."""
+        if staged_tip is not None:
+            return self.stage_chained(namespace, table_id, operation, properties, staged_tip)
+        if location is None:
+            raise ValueError("a staged write needs the location its data files were written to")
+        return self.stage(namespace, table_id, operation, read_version, properties, location)
+
+    def index_target(self, namespace: DirectoryNamespace, table_id: Sequence[str]) -> IndexTarget | None:
+        """The run's staged version of the table, read where the run reads it; a table the run has
+        not written (nothing else stages it) gets its index changes staged on its latest published
+        version, as the run's version of that table. Never optimised: Lance's `optimize_indices`
+        has no uncommitted form, so an index missing rows is rebuilt on all of them."""
+        tip, read = self.staged_tip(table_id), self.read_target(table_id)
+        staged = self.staged_dataset(namespace, table_id)
+        if tip is not None and read is not None and staged is not None:
+            return IndexTarget(
+                staged, tip.location.rstrip("/"), read.path.rstrip("/"), tip.version, optimizes=False
+            )
+        with namespace.consistent_reads():  # "exists?" and the latest version: one catalog check
+            if not namespace.table_exists(list(table_id)):
+                return None
+            dataset = latest(namespace, table_id)
+            location = namespace.describe_table(list(table_id)).location.rstrip("/")
+        return IndexTarget(dataset, location, location, dataset.version, optimizes=False)
+
+    def adopt_index(
+        self, namespace: DirectoryNamespace, target: IndexTarget, index: Index
+    ) -> tuple[Index, list[str]]:
+        """A new table's staged rows are read from a scratch copy, where its index was built: the
+        index files are copied to the table. Either way the index names the staged version it
+        covers (the copy's version numbers are not the table's)."""
+        destination = f"{target.location}/{INDICES_DIR}/{index.uuid}"
+        source = f"{target.read_path}/{INDICES_DIR}/{index.uuid}"
+        if source != destination:
+            storage = namespace.storage
+            for relative in storage.files(source):
+                storage.copy(f"{source}/{relative}", f"{destination}/{relative}")
+        return dataclasses.replace(index, dataset_version=target.version), [destination]
+
+    def land_index(
+        self,
+        namespace: DirectoryNamespace,
+        target: IndexTarget,
+        table_id: Sequence[str],
+        operation: lance.LanceOperation.BaseOperation,
+        read_version: int,
+        properties: dict[str, str],
+        files: Sequence[str] = (),
+    ) -> int:
+        """Staged on top of the run's last version of the table, so the indexes become visible in
+        the run's one publish commit together with the rows they index, or not at all."""
+        if self.staged_tip(table_id) is None:
+            version = self.stage(namespace, table_id, operation, read_version, properties, target.location)
+            self.discard_unpublished(table_id, files)
+            return version
+        return self.stage_next(namespace, table_id, operation, properties, files)
+
+    def record_view(self, namespace: DirectoryNamespace, view: ViewInfo) -> None:
+        """Held back (`hold_view`): Spark's session has the view already; its row waits for the
+        publish, so it never names a table that was not published."""
+        self.hold_view(view)
+
+    def update_metadata(
+        self,
+        namespace: DirectoryNamespace,
+        table_id: Sequence[str],
+        table_metadata: Mapping[str, str | None] | None,
+        field_metadata: Mapping[str, Mapping[str, str | None]] | None,
+        table_name: str,
+    ) -> None:
+        """Staged on top of the run's version of the table, so it is published with its rows; a
+        table the run did not write is changed at once (there are no rows to wait for)."""
+        staged = self.staged_dataset(namespace, table_id)
+        if staged is None:
+            namespace.update_table_metadata(list(table_id), table_metadata, field_metadata)
+            return
+        operation = metadata_update(staged, table_metadata, field_metadata, table_name)
+        self.stage_next(namespace, table_id, operation, {})
+
+    def when_published(self, table_id: Sequence[str], action: Callable[[], str]) -> str:
+        """Deferred (`defer`): runs once the run has published the table, and never otherwise."""
+        self.defer(table_id, action)
+        return "once the run publishes"
 
 
 def unpublished_files(storage: Storage, written: StagedWrite) -> list[str]:
