@@ -103,7 +103,7 @@ class TableWrite:
         find the latest version themselves when they plan. None (ask the namespace) in an
         atomic-publish run, or when the version cannot be opened by its number (a managed commit
         whose finishing steps were left to the next reader)."""
-        if self.staging is not None:
+        if not self.landing.visible_at_once:
             return None
         try:
             return self.location, self.runtime.namespace.dataset_at(self.location, version).schema
