@@ -16,17 +16,13 @@ if TYPE_CHECKING:
     import lance
 
 
-def open_dataset(options: LanceOptions, version: int | None = None) -> lance.LanceDataset:
-    """The dataset at ``options.uri``: at ``version`` if given, else as the options' time travel says."""
+def open_dataset(options: LanceOptions) -> lance.LanceDataset:
+    """The dataset at ``options.uri``, as the options' time travel says (else its latest version)."""
     import lance
 
     freeze_imported_heap()
-    dataset = lance.dataset(
-        options.uri,
-        version=version if version is not None else options.version,
-        storage_options=options.storage_options,
-    )
-    if version is None and options.timestamp is not None:
+    dataset = lance.dataset(options.uri, version=options.version, storage_options=options.storage_options)
+    if options.timestamp is not None:
         return dataset.checkout_version(version_at(dataset, options.timestamp))
     return dataset
 

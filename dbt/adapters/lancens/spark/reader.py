@@ -146,7 +146,6 @@ class LanceReader(DataSourceReader):
         # Pickled with its manifest (pylance's own pickling), so a task opens this very version
         # with one HEAD instead of reading the manifest again (a version is immutable content).
         self._dataset = dataset
-        self.version: int = dataset.version
         self.schema = schema
         lance_names = column_names(dataset.schema.names)
         self.columns = [lance_names.get(field.name, field.name) for field in schema.fields]
