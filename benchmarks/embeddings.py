@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+from dbt_projects import PROFILE_NAME, profile_yml
+from harness import child_env, dbt_executable, machine
 
 MODEL = """
 {{ config(materialized='incremental', unique_key='id',
@@ -43,23 +42,20 @@ def write_project(root: Path, cores: int) -> Path:
     project = root / "project"
     (project / "models").mkdir(parents=True)
     (project / "dbt_project.yml").write_text(
-        "name: bench\nversion: '1.0.0'\nconfig-version: 2\nprofile: bench\n", encoding="utf-8"
+        f"name: bench\nversion: '1.0.0'\nconfig-version: 2\nprofile: {PROFILE_NAME}\n", encoding="utf-8"
     )
+    # the benchmarks' one profile: loopback Spark, the root at ./warehouse of the project
     (project / "profiles.yml").write_text(
-        "bench:\n  target: local\n  outputs:\n    local:\n      type: lancens\n"
-        f"      root: {root / 'warehouse'}\n      schema: bench\n      master: 'local[{cores}]'\n"
-        "      threads: 1\n",
-        encoding="utf-8",
+        profile_yml("lancens", f"local[{cores}]", threads=1), encoding="utf-8"
     )
     (project / "models" / "articles.sql").write_text(MODEL, encoding="utf-8")
     return project
 
 
 def run(project: Path, rows: int, round_: int) -> dict:
-    dbt = Path(sys.executable).parent / "dbt"
-    command = [str(dbt), "run", "--project-dir", str(project), "--profiles-dir", str(project),
+    command = [dbt_executable(), "run", "--project-dir", str(project), "--profiles-dir", str(project),
                "--vars", json.dumps({"rows": rows, "round": round_})]  # fmt: skip
-    done = subprocess.run(command, cwd=project, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, cwd=project, env=child_env(), capture_output=True, text=True, check=False)
     if done.returncode:
         raise SystemExit(done.stdout[-4000:] + done.stderr[-2000:])
     (result,) = json.loads((project / "target" / "run_results.json").read_text())["results"]
@@ -75,6 +71,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=5000)
     parser.add_argument("--cores", type=int, default=2)
     args = parser.parse_args()
+    print(machine())
     with tempfile.TemporaryDirectory() as tmp:
         project = write_project(Path(tmp), args.cores)
         for label, round_ in (("full build", 1), ("incremental, 1% changed", 2)):
