@@ -6,8 +6,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$PROJECT_ROOT"
 set +e
 # Two workers (one JVM each) overlap Spark start-up and the dbt subprocesses' waits; a test class
-# stays on one worker so dbt-tests-adapter's class-scoped project is built once.
-"$VENV_BIN/python" -m pytest -n 2 --dist loadscope --durations=30 "$@"
+# stays on one worker so dbt-tests-adapter's class-scoped project is built once. The scopes go out
+# in the order tests/conftest.py gives them (the long ones first), not xdist's by number of tests.
+"$VENV_BIN/python" -m pytest -n 2 --dist loadscope --no-loadscope-reorder --durations=30 "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

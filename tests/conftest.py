@@ -32,6 +32,38 @@ os.environ["DBT_LANCENS_CLASS_ARCHIVE"] = "off"
 os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
 
 
+# The order in which scripts/test.sh's two xdist workers get the suite's scopes (`--dist loadscope
+# --no-loadscope-reorder`): the folders whose tests each start dbt processes, servers or kills first,
+# the many short in-process tests last. xdist's own reorder (scopes with the most tests first) sent
+# the one-test modules of tests/reliability (2-3 minutes each) last, and a worker asks for its next
+# scope while it still has two tests to run, so one worker could be left running three of them
+# while the other had finished: longest first, the last scopes are unit modules of seconds.
+_FOLDER_ORDER = ("tests/connect/", "tests/reliability/", "tests/functional/", "tests/interop/")
+
+
+def _scope(nodeid: str) -> str:
+    """The scope `--dist loadscope` keeps on one worker: the class, else the module."""
+    return nodeid.rsplit("::", 1)[0]
+
+
+def _scope_rank(scope: str, size: int) -> tuple[int, int]:
+    folder = next(
+        (i for i, prefix in enumerate(_FOLDER_ORDER) if scope.startswith(prefix)), len(_FOLDER_ORDER)
+    )
+    return folder, -size
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Order the scopes by `_FOLDER_ORDER`, then (as xdist did) the scopes with the most tests
+    first; a scope's tests stay together and in their order. Every worker sorts the same items the
+    same way, so their collections still agree."""
+    scopes: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        scopes.setdefault(_scope(item.nodeid), []).append(item)
+    ordered = sorted(scopes.items(), key=lambda entry: _scope_rank(entry[0], len(entry[1])))
+    items[:] = [item for _, scoped in ordered for item in scoped]
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -27,7 +27,7 @@ import yaml
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 from dbt.adapters.lancens.namespace.layout import INDICES_DIR, MARKER_CONTENT, RESERVED_MARKER
-from tests.reliability.helpers import Project, check_namespace, kill_group, make_project, wait_for
+from tests.reliability.helpers import Project, check_namespace, kill_group, make_project, run_many, wait_for
 
 SCHEMA = "ops.live"
 EVENTS = """
@@ -111,23 +111,36 @@ def _view_directory(ns: DirectoryNamespace, view: str) -> str:
     return _directory(ns, location)
 
 
-def _build_everything_and_clean(project: Project) -> None:
+def _build_everything_and_clean(*projects: Project) -> None:
     """Every kind of object, old versions to clean, a tagged version with its own index, a clone;
     then one cleanup of every kind with a 24 h grace, which removes the old untagged versions and
-    spares every young file. One dbt process: what is checked is the files, not a JVM per step."""
-    profiles = yaml.safe_load((project.path / "profiles.yml").read_text())
-    outputs = profiles["jaffle_lance"]["outputs"]
-    outputs["dev"] = {**outputs["t"], "schema": "ops.dev"}
-    (project.path / "profiles.yml").write_text(yaml.safe_dump(profiles))
-    state = str(project.path / "state")
-    project.run_all(
-        ["run", "--vars", "{n: 10}"],
-        ["run-operation", "lancens.create_tag", "--args", f"{{relation: {SCHEMA}.events, tag: keep}}"],
-        # new rows, a new index; the tagged version keeps its own
-        ["run", "--select", "events", "--target-path", state],
-        ["clone", "--state", state, "--target", "dev", "--select", "events"],
-        ["run-operation", "clean_all", "--args", json.dumps({"tables": TABLES, "grace_hours": 24})],
-    )
+    spares every young file. One dbt process for every project (each root in turn): what is
+    checked is the files, not a JVM per step."""
+    plan: list[list[str]] = []
+    for project in projects:
+        profiles = yaml.safe_load((project.path / "profiles.yml").read_text())
+        outputs = profiles["jaffle_lance"]["outputs"]
+        outputs["dev"] = {**outputs["t"], "schema": "ops.dev"}
+        (project.path / "profiles.yml").write_text(yaml.safe_dump(profiles))
+        state = str(project.path / "state")
+        steps = [
+            ["run", "--vars", "{n: 10}"],
+            ["run-operation", "lancens.create_tag", "--args", f"{{relation: {SCHEMA}.events, tag: keep}}"],
+            # new rows, a new index; the tagged version keeps its own
+            ["run", "--select", "events", "--target-path", state],
+            ["clone", "--state", state, "--target", "dev", "--select", "events"],
+            ["run-operation", "clean_all", "--args", json.dumps({"tables": TABLES, "grace_hours": 24})],
+        ]
+        plan += [[str(project.path), *step] for step in steps]
+    _all_succeed(plan, projects[0].path.parent)
+
+
+def _all_succeed(plan: list[list[str]], cwd: Path) -> list[dict]:
+    """``run_many`` of ``plan``, each invocation asserted to succeed; their outcomes in order."""
+    outcomes = run_many(plan, cwd)
+    for step, outcome in zip(plan, outcomes, strict=True):
+        assert outcome["success"], (step, outcome["exception"], outcome["log"][-4000:])
+    return outcomes
 
 
 def _index_dirs(ns: DirectoryNamespace, location: str) -> set[str]:
@@ -136,45 +149,50 @@ def _index_dirs(ns: DirectoryNamespace, location: str) -> set[str]:
     }
 
 
-@pytest.mark.parametrize("store", ["local", "s3"])
-def test_every_cleanup_leaves_registered_objects_byte_for_byte(
-    store: str, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    if store == "s3":
-        s3 = request.getfixturevalue("s3_server")
-        project = _project(tmp_path / "proj", s3.uri(f"registered/{tmp_path.name}"), s3.storage_options)
-    else:
-        project = _project(tmp_path / "proj", str(tmp_path / "root"))
-    _build_everything_and_clean(project)
-    ns = project.namespace()
-    events = ns.describe_table(["ops", "live", "events"]).location
-    options = ns.storage_options or None
-    tagged = lance.dataset(events, version="keep", storage_options=options)
-    assert tagged.describe_indices() and ns.describe_table(["ops", "live", "deep", "nested"]).version
+def test_every_cleanup_leaves_registered_objects_byte_for_byte(s3_server, tmp_path: Path) -> None:
+    """On a local root and on S3 side by side: each dbt process serves both roots in turn (it
+    was a test per store, each paying for the same three dbt processes)."""
+    projects = {
+        "local": _project(tmp_path / "local", str(tmp_path / "root")),
+        "s3": _project(
+            tmp_path / "s3", s3_server.uri(f"registered/{tmp_path.name}"), s3_server.storage_options
+        ),
+    }
+    _build_everything_and_clean(*projects.values())
+    namespaces = {store: project.namespace() for store, project in projects.items()}
+    events, before, indexes = {}, {}, {}
+    for store, ns in namespaces.items():
+        events[store] = ns.describe_table(["ops", "live", "events"]).location
+        tagged = lance.dataset(events[store], version="keep", storage_options=ns.storage_options or None)
+        assert tagged.describe_indices() and ns.describe_table(["ops", "live", "deep", "nested"]).version, (
+            store
+        )
+        before[store] = registered_files(ns)
+        for view in ("v_a", "v_b"):
+            marker = f"{_view_directory(ns, view)}/{RESERVED_MARKER}"
+            assert ns.storage.read_bytes(marker) == MARKER_CONTENT, (store, view)
+        indexes[store] = _index_dirs(ns, events[store])
+        assert len(indexes[store]) >= 2, store  # the latest version's and the tagged version's
 
-    before = registered_files(ns)
-    for view in ("v_a", "v_b"):
-        assert ns.storage.read_bytes(f"{_view_directory(ns, view)}/{RESERVED_MARKER}") == MARKER_CONTENT
-    indexes = _index_dirs(ns, events)
-    assert len(indexes) >= 2  # the latest version's and the tagged version's
-    (cleaned,) = project.run_all(
-        ["run-operation", "clean_all", "--args", json.dumps({"tables": TABLES, "grace_hours": 0})]
-    )
-    assert "repaired" not in cleaned["log"], cleaned["log"]
-    assert registered_files(ns) == before
-    assert _index_dirs(ns, events) == indexes
-    assert (
-        lance.dataset(events, version="keep", storage_options=options).to_table(filter="id = 3").num_rows == 1
-    )
+    clean = ["run-operation", "clean_all", "--args", json.dumps({"tables": TABLES, "grace_hours": 0})]
+    cleaned = _all_succeed([[str(project.path), *clean] for project in projects.values()], tmp_path)
+    for (store, ns), outcome in zip(namespaces.items(), cleaned, strict=True):
+        assert "repaired" not in outcome["log"], (store, outcome["log"])
+        assert registered_files(ns) == before[store], store
+        assert _index_dirs(ns, events[store]) == indexes[store], store
+        keep = lance.dataset(events[store], version="keep", storage_options=ns.storage_options or None)
+        assert keep.to_table(filter="id = 3").num_rows == 1, store
 
     # a model's lance_maintenance (its own table's cleanup after the build) touches nothing else
-    others = {k: v for k, v in before.items() if not k.startswith("ops$live$maintained/")}
-    project.run_all(["run", "--select", "maintained"])
-    assert {
-        k: v for k, v in registered_files(ns).items() if not k.startswith("ops$live$maintained/")
-    } == others
-    counts = check_namespace(ns)
-    assert counts[("ops", "dev", "events")] == counts[("ops", "live", "events")] == 20
+    _all_succeed(
+        [[str(project.path), "run", "--select", "maintained"] for project in projects.values()], tmp_path
+    )
+    for store, ns in namespaces.items():
+        others = {k: v for k, v in before[store].items() if not k.startswith("ops$live$maintained/")}
+        after = {k: v for k, v in registered_files(ns).items() if not k.startswith("ops$live$maintained/")}
+        assert after == others, store
+        counts = check_namespace(ns)
+        assert counts[("ops", "dev", "events")] == counts[("ops", "live", "events")] == 20, store
 
 
 def test_repair_restores_a_view_directory_an_old_cleanup_deleted(tmp_path: Path) -> None:

@@ -1,12 +1,12 @@
 """An incremental run that reads its own table must not plan on a version another writer replaced.
 
 The models append the ids above `max(id)` of `{{ this }}`. While the SQL model's query runs (a
-Spark task creates a marker directory and sleeps), another process (this test, through the engine)
-restores the table to an older version; the Python model's table is restored right after the model
-read it. Lance would let the run's Append land on the restored version, since
-an Append does not conflict with what came before it: the rows between the two versions were lost,
-and the run reported success. The run is refused instead (14, "changed ... while the model's query
-read it"), nothing of it is committed, and the next run appends from the restored version.
+Spark task creates a marker directory and waits at a gate file), another process (this test, through
+the engine) restores the table to an older version, then opens the gate; the Python model's table
+is restored right after the model read it. Lance would let the run's Append land on the restored
+version, since an Append does not conflict with what came before it: the rows between the two
+versions were lost, and the run reported success. The run is refused instead (14, "changed ... while
+the model's query read it"), nothing of it is committed, and the next run appends from the restored version.
 """
 
 from __future__ import annotations
@@ -21,12 +21,18 @@ from tests.reliability.helpers import make_project, wait_for
 
 HANG_MACRO = """
 {#-- true for every row; with var hang=yes the row matching `condition` creates a directory
-     `<markers>/<name>-<uuid>` in its Spark task, then sleeps 20 s there. --#}
+     `<markers>/<name>-<uuid>` in its Spark task, then waits there until the file `<gate>` exists
+     (polled every 50 ms, at most 1200 times: 60 s), so the query is held exactly as long as the
+     racing writer needs, not a fixed sleep. `try_reflect` of Spark's getPropertiesFromFile is
+     null while the file is missing; `exists` stops at the first true. --#}
 {% macro pause_on(condition, name) -%}
   {%- if var('hang', 'no') == 'yes' -%}
   (case when {{ condition }} then length(concat(
       java_method('org.apache.spark.util.Utils', 'createDirectory', '{{ var("markers") }}', '{{ name }}'),
-      java_method('java.lang.Thread', 'sleep', cast(20000 as bigint)))) else 0 end) >= 0
+      cast(exists(sequence(1, 1200), i ->
+          try_reflect('org.apache.spark.util.Utils', 'getPropertiesFromFile', '{{ var("gate") }}') is not null
+          or length(java_method('java.lang.Thread', 'sleep', cast(50 as bigint))) < 0) as string)))
+   else 0 end) >= 0
   {%- else -%}
   true
   {%- endif -%}
@@ -85,14 +91,17 @@ def test_a_restore_while_the_query_reads_this_refuses_the_run(tmp_path: Path) ->
     for name in ("grows", "py_grows"):
         assert _ids(project, name) == list(range(15))
 
-    markers = tmp_path / "markers"
+    markers, gate = tmp_path / "markers", tmp_path / "gate"
     markers.mkdir()
     racing = project.start(
         "run", "--threads", "1",
-        "--vars", json.dumps({"hi": 20, "hang": "yes", "markers": str(markers), "root": root, "race": "yes"}),
+        "--vars", json.dumps(
+            {"hi": 20, "hang": "yes", "markers": str(markers), "gate": str(gate), "root": root, "race": "yes"}
+        ),
     )  # fmt: skip
     wait_for(lambda: glob.glob(f"{markers}/append-*"), "the SQL model's query running", process=racing)
     project.namespace().restore_table(TABLE, 1)  # another writer, while the query reads version 2
+    gate.touch()  # the restore is committed: the query may finish
     assert racing.wait(timeout=300) != 0
     output = (project.path / "dbt.out").read_text()
     refused = "changed from version 2 to 3 while the model's query read it"

@@ -15,10 +15,12 @@ whose schema (namespace) does not exist.
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 import lance
+import pytest
 import yaml
 
 from tests.reliability.helpers import Project, check_namespace, make_project, run_many, wait_for
@@ -76,6 +78,26 @@ def _project(directory: Path, root: str, atomic: bool) -> Project:
     return project
 
 
+@pytest.fixture(scope="module")
+def built_roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The roots the two races on a built root start from, m1 (and the atomic run's gate model) at
+    version 1, built once by one dbt process; each test races on a copy of its root (the
+    namespace's locations are relative to the root, so a copy is the same root elsewhere)."""
+    base = tmp_path_factory.mktemp("built")
+    opened = base / "open_gate"
+    opened.mkdir()
+    (opened / "open").touch()
+    atomic = _project(base / "atomic", str(base / "atomic_root"), True)
+    atomic.write("models/m1.sql", WHO)
+    atomic.write("models/gate.py", GATE_IN_MODEL.format(gate=str(opened)))
+    plain = _project(base / "plain", str(base / "plain_root"), False)
+    plain.write("models/m1.sql", WHO)
+    plan = [[str(project.path), "run", "--vars", "{who: build}"] for project in (atomic, plain)]
+    for step, outcome in zip(plan, run_many(plan, base, timeout=900), strict=True):
+        assert outcome["success"], (step, outcome["exception"], outcome["log"][-4000:])
+    return {"atomic": base / "atomic_root", "plain": base / "plain_root"}
+
+
 def _race(loser: Project, winner: Project, gate: Path, loser_args: list[str], winner_args: list[str]) -> str:
     """Start the loser, hold it at the gate, run the winner to its end, let the loser go; returns the
     loser's output (its exit code is asserted non-zero here)."""
@@ -106,11 +128,14 @@ def _rows(project: Project, table: str) -> tuple[int, list[str]]:
     return int(info.version or 0), lance.dataset(info.location).to_table().column("who").to_pylist()
 
 
-def test_atomic_run_that_loses_the_publish_on_a_built_root(tmp_path: Path) -> None:
+def test_atomic_run_that_loses_the_publish_on_a_built_root(
+    tmp_path: Path, built_roots: dict[str, Path]
+) -> None:
     """Both runs stage m1 on version 1; the winner publishes version 2 first, so the loser's publish
     is refused (12): its on-run-end hook fails with the reason and its nodes are errors."""
     root, gate = str(tmp_path / "root"), tmp_path / "gate"
     gate.mkdir()
+    shutil.copytree(built_roots["atomic"], root)
     loser, winner = _project(tmp_path / "loser", root, True), _project(tmp_path / "winner", root, True)
     for project in (loser, winner):
         project.write("models/m1.sql", WHO)
@@ -118,8 +143,7 @@ def test_atomic_run_that_loses_the_publish_on_a_built_root(tmp_path: Path) -> No
     loser.write("models/gate.py", GATE_IN_MODEL.format(gate=str(gate)))
     (tmp_path / "unused").mkdir()
     (tmp_path / "unused" / "open").touch()
-    built = winner.run("run", "--vars", "{who: build}", timeout=900)
-    assert built.returncode == 0, built.output[-4000:]
+    assert _rows(winner, "m1") == (1, ["build"] * 3)
 
     output = _race(
         loser, winner, gate, ["run", "--vars", "{who: loser}"], ["run", "--vars", "{who: winner}", "-s", "m1"]
@@ -162,16 +186,18 @@ def test_atomic_run_that_loses_a_new_table_on_a_fresh_root(tmp_path: Path) -> No
     assert not (Path(root) / ".lancens-staging").exists()
 
 
-def test_conflicting_commit_without_atomic_publish_is_14_in_words(tmp_path: Path) -> None:
+def test_conflicting_commit_without_atomic_publish_is_14_in_words(
+    tmp_path: Path, built_roots: dict[str, Path]
+) -> None:
     """Two runs overwrite m1 from version 1; the loser's commit is refused (14) with a message in
     words, without Lance's Rust source path (`conflict_resolver.rs:...`)."""
     root, gate = str(tmp_path / "root"), tmp_path / "gate"
     gate.mkdir()
+    shutil.copytree(built_roots["plain"], root)
     loser, winner = _project(tmp_path / "loser", root, False), _project(tmp_path / "winner", root, False)
     loser.write("models/m1.py", GATE_IN_TASK.format(gate=str(gate)))
     winner.write("models/m1.sql", WHO)
-    built = winner.run("run", "--vars", "{who: build}", timeout=900)
-    assert built.returncode == 0, built.output[-4000:]
+    assert _rows(winner, "m1") == (1, ["build"] * 3)
 
     output = _race(loser, winner, gate, ["run"], ["run", "--vars", "{who: winner}"])
     _said_in_words(output, "Lance namespace error 14", "another writer committed a conflicting change")
