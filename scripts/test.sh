@@ -4,6 +4,11 @@
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 "$VENV_BIN/python" -m pip install --quiet -e "$PROJECT_ROOT[test]"
 cd "$PROJECT_ROOT"
+# The dbt processes the tests start map one driver class archive made first (faster JVM starts);
+# a plain `pytest` leaves it off (tests/conftest.py), so no test's process ever starts a dump.
+if "$VENV_BIN/python" scripts/class_archive.py; then
+  export DBT_LANCENS_CLASS_ARCHIVE=on
+fi
 set +e
 # Two workers (one JVM each) overlap Spark start-up and the dbt subprocesses' waits; a test class
 # stays on one worker so dbt-tests-adapter's class-scoped project is built once. The scopes go out

@@ -26,8 +26,10 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 # A dbt process that finds no driver class archive records its classes and leaves a dump (~40 s of
 # CPU) to run once its JVM exits (spark/class_archive.py): the dbt processes the tests start must
-# never leave dumps running beside the suite. The archive's own tests pass their own directory.
-os.environ["DBT_LANCENS_CLASS_ARCHIVE"] = "off"
+# never leave dumps running beside the suite. So it is off, unless scripts/test.sh made the archive
+# before the suite and turned it on (every launch then maps it). The archive's own tests pass their
+# own directory.
+os.environ.setdefault("DBT_LANCENS_CLASS_ARCHIVE", "off")
 # moto and botocore must never look for real credentials or instance metadata.
 os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
 
