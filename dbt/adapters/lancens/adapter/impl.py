@@ -608,11 +608,12 @@ class LancensAdapter(SparkAdapter):
         with self.connections.exception_handler(compiled_code):
             code = self.connections.model_sql(compiled_code, language)
             spec_ = incremental.Spec(**spec)
-            # A SQL model's query runs in `apply`, after the frame is made: the table's version
-            # before it and the relations the frame reads are found in one catalog state (one
-            # request on S3). A Python model reads eagerly, so its reads keep their own checks.
+            # `seen` is noted before the model's query runs (a Python model reads eagerly, in
+            # `result_frame`). A SQL model's query runs in `apply`, after the frame is made, so its
+            # `seen` and the relations its frame reads come from one catalog state (one request on
+            # S3); the table is described again after the query, which still refuses a commit
+            # made while it ran.
             with runtime.namespace.consistent_reads() if language == "sql" else nullcontext():
-                # noted before the model's query runs: a Python model reads eagerly
                 seen = incremental.version_before_query(runtime, relation.table_id, spec_)
                 result = model_frame.result_frame(
                     runtime,
