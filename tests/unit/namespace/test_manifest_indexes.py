@@ -206,6 +206,33 @@ def test_manifest_files_stay_bounded_over_many_commits_and_native_reads_everythi
         assert described.location.endswith(ns.describe_table(["b", name]).location.rsplit("/", 1)[1])
 
 
+def test_a_small_manifest_is_one_fragment_without_deletion_files(tmp_path):
+    """Up to ``SMALL_ROWS`` rows every insert or replace rewrites the manifest whole: a full read (the
+    start of every process) fetches one data file, whatever the commits that made it; past it the
+    tail rules take over and the indexes catch up."""
+    ns = make(str(tmp_path))
+    ns.create_namespace(["a"])
+    ns.create_namespace(["b"])
+    for i in range(maintenance.SMALL_ROWS - 2):
+        ns.create_table(["a" if i % 2 else "b", f"t{i}"], rows(1))
+        if i % 5 == 4:
+            ns.alter_namespace_properties(["a"], {"at": str(i)})
+        assert maintenance.files(_manifest(tmp_path)) == {
+            "fragments": 1,
+            "data_files": 1,
+            "deletion_files": 0,
+        }, i
+    theirs = native_ns.DirectoryNamespace(root=str(tmp_path))
+    assert (
+        len(theirs.list_tables(lns.ListTablesRequest(id=["a"])).tables) == (maintenance.SMALL_ROWS - 2) // 2
+    )
+    for i in range(maintenance.SMALL_ROWS, maintenance.SMALL_ROWS + 40):
+        ns.create_table(["a", f"t{i}"], rows(1))
+    manifest = _manifest(tmp_path)
+    assert max(maintenance.coverage(manifest).values()) < maintenance.UNINDEXED_ROWS
+    assert len(manifest.get_fragments()) < maintenance.COMPACT_AT_FRAGMENTS
+
+
 def test_a_reader_of_an_older_manifest_version_keeps_reading_it_after_compaction(tmp_path):
     """Upkeep commits new versions and deletes nothing: a version opened before a compaction (by
     another process, or a pinned ``snapshot()``) reads exactly what it read before."""
@@ -238,6 +265,7 @@ def _operation(dataset: lance.LanceDataset, version: int) -> str:
 def test_upkeep_that_lost_a_race_is_skipped_and_loses_no_row(tmp_path, monkeypatch):
     """A compaction planned on a version another writer has moved on from (a drop deleted a row
     in a fragment it rewrites) is refused by Lance; upkeep skips it and the drop stands."""
+    monkeypatch.setattr(maintenance, "SMALL_ROWS", 0)  # fragments to compact, as a larger manifest has
     ns = make(str(tmp_path))
     ns.create_namespace(["n"])
     for i in range(6):

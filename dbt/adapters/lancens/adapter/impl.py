@@ -608,19 +608,24 @@ class LancensAdapter(SparkAdapter):
         with self.connections.exception_handler(compiled_code):
             code = self.connections.model_sql(compiled_code, language)
             spec_ = incremental.Spec(**spec)
-            # noted before the model's query runs: a Python model reads eagerly
-            seen = incremental.version_before_query(runtime, relation.table_id, spec_)
-            result = model_frame.result_frame(
-                runtime,
-                relation.table_id,
-                code,
-                language,
-                indexes=indexes,
-                embeddings=embeddings,
-                key=spec_.unique_key,
-                adds_rows=True,
-                on_schema_change=spec_.on_schema_change,
-            )
+            # `seen` is noted before the model's query runs (a Python model reads eagerly, in
+            # `result_frame`). A SQL model's query runs in `apply`, after the frame is made, so its
+            # `seen` and the relations its frame reads come from one catalog state (one request on
+            # S3); the table is described again after the query, which still refuses a commit
+            # made while it ran.
+            with runtime.namespace.consistent_reads() if language == "sql" else nullcontext():
+                seen = incremental.version_before_query(runtime, relation.table_id, spec_)
+                result = model_frame.result_frame(
+                    runtime,
+                    relation.table_id,
+                    code,
+                    language,
+                    indexes=indexes,
+                    embeddings=embeddings,
+                    key=spec_.unique_key,
+                    adds_rows=True,
+                    on_schema_change=spec_.on_schema_change,
+                )
             version, rows = incremental.apply(
                 runtime, relation.table_id, result.frame, spec_, _provenance(provenance), seen
             )

@@ -97,16 +97,16 @@ class TableWrite:
         self.runtime.refresh_table(self.table_id, committed=self._committed(version))
         return version
 
-    def _committed(self, version: int) -> tuple[str, pa.Schema] | None:
-        """Where and with which schema the version this write committed lives, as of its commit:
-        the engine remembers the dataset it committed (no request on S3), and Spark's reads still
-        find the latest version themselves when they plan. None (ask the namespace) in an
-        atomic-publish run, or when the version cannot be opened by its number (a managed commit
-        whose finishing steps were left to the next reader)."""
+    def _committed(self, version: int) -> tuple[str, lance.LanceDataset] | None:
+        """Where the version this write committed lives, and that version, as of its commit: the
+        engine remembers the dataset it committed (no request on S3), and Spark's reads still find
+        the latest version themselves when they plan. None (ask the namespace) in an atomic-publish
+        run, or when the version cannot be opened by its number (a managed commit whose finishing
+        steps were left to the next reader)."""
         if not self.landing.visible_at_once:
             return None
         try:
-            return self.location, self.runtime.namespace.dataset_at(self.location, version).schema
+            return self.location, self.runtime.namespace.dataset_at(self.location, version)
         except (OSError, ValueError):
             return None
 
@@ -157,6 +157,7 @@ def open_write(runtime: LancensRuntime, table_id: Sequence[str], *, must_exist: 
     if tip is not None:
         return _further_staged_write(runtime, table_id, landing, tip)
     landing.claim(table_id)
+    runtime.forget_committed(table_id)
     declared_here = False
     try:
         info = namespace.describe_table(list(table_id))

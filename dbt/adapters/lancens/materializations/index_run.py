@@ -131,5 +131,13 @@ def build_indexes(
 
 
 def _built_by_dbt(runtime: LancensRuntime, table_id: list[str], landing: Landing) -> bool:
+    """Whether the version the build left records indexes dbt built. The version this process's
+    write just committed answers without asking the namespace (two requests on S3: the manifest's
+    and the table's version checks): the build is over, and a later commit by another process is
+    that process's to index. Otherwise (an atomic-publish run, a build that committed nothing) the
+    table's latest version, where the indexes would be planned."""
+    committed = runtime.last_committed(table_id) if landing.visible_at_once else None
+    if committed is not None:
+        return bool(recorded(committed))
     commits = index_commits(runtime.namespace, table_id, {}, landing)
     return commits is not None and bool(recorded(commits.dataset))

@@ -38,21 +38,23 @@ def columns_of(runtime: LancensRuntime, relation: LancensRelation) -> list[Lance
 
     A table an atomic-publish run has staged reports its staged columns (what the run built), not
     the published ones."""
-    spark_view = relation.is_temporary_view or relation.type == RelationType.View
     staged = runtime.landing.staged_dataset(runtime.namespace, relation.table_id)
-    if staged is None and (spark_view or is_view(runtime, relation.table_id)):
+    view = staged is None and (relation.is_temporary_view or relation.type == RelationType.View)
+    schema = staged.schema if staged is not None else None
+    if staged is None and not view:
+        # "a view?" and the table's schema: one catalog state, found once (a request on S3)
+        with runtime.namespace.consistent_reads():
+            view = is_view(runtime, relation.table_id)
+            if not view:
+                try:
+                    schema = runtime.namespace.describe_table(relation.table_id).schema
+                except errors.NamespaceError:
+                    return []
+    if view:
         fields = [
             (f.name, f.dataType.simpleString()) for f in runtime.sql(f"SELECT * FROM {relation}").schema
         ]
     else:
-        try:
-            schema = (
-                staged.schema
-                if staged is not None
-                else runtime.namespace.describe_table(relation.table_id).schema
-            )
-        except errors.NamespaceError:
-            return []
         fields = [(f.name, to_spark_type(f.type).simpleString()) for f in (schema or [])]
     return [
         LancensColumn(

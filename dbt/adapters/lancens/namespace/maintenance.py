@@ -42,6 +42,14 @@ INDEXES: tuple[tuple[str, IndexType, str], ...] = (
     ("base_objects", "LABEL_LIST", "base_objects_label_list"),
 )
 TAIL_FRAGMENTS = 4
+SMALL_ROWS = 64
+"""Up to this many live rows, ``__manifest`` is kept as ONE fragment without deletion files: each
+insert or replace carries every other row along unchanged (``carried_rows``). A full read, which
+every process makes at its start, then GETs one data file instead of a few data and deletion
+files (on S3 each is a request); rewriting so few rows costs the commit less than that. The
+indexes are not optimised meanwhile (they cover none of the rewritten fragment): a read of so few
+rows never uses them (``manifest.POINT_LOOKUP_ROWS``), and a query Lance plans with them scans the
+rows they miss. Past it, the tail rules below take over, and the first optimisation indexes them."""
 UNINDEXED_ROWS = 16
 COMPACT_AT_FRAGMENTS = 10
 DELETED_SHARE = 0.25
@@ -85,6 +93,10 @@ def carried_rows(
     ``written`` among them or deleted by it) should rewrite unchanged, or none while the tail is
     short. Only the tail is carried: moving indexed rows would un-index them. Without the index
     (a native or pre-index manifest) nothing is: upkeep creates it, and compacts if need be."""
+    fragments = dataset.get_fragments()
+    if fragments and _small(fragments):
+        every: list[dict[str, object]] = dataset.to_table().to_pylist()
+        return [row for row in every if row["object_id"] not in written]
     tail = _unindexed(dataset)
     if (
         tail is None
@@ -94,6 +106,11 @@ def carried_rows(
         return []
     rows: list[dict[str, object]] = dataset.scanner(fragments=tail).to_table().to_pylist()
     return [row for row in rows if row["object_id"] not in written]
+
+
+def _small(fragments: list[LanceFragment]) -> bool:
+    """Whether the manifest is small enough to be rewritten whole by each commit (``SMALL_ROWS``)."""
+    return sum(map(_live_rows, fragments)) <= SMALL_ROWS
 
 
 def upkeep(dataset: lance.LanceDataset) -> bool:
@@ -106,10 +123,12 @@ def upkeep(dataset: lance.LanceDataset) -> bool:
         for column, index_type, name in missing:
             dataset.create_scalar_index(column, index_type, name=name)
             commits += 1
-        if not missing and sum(map(_live_rows, _unindexed(dataset) or [])) >= UNINDEXED_ROWS:
+        fragments = dataset.get_fragments()
+        unindexed = sum(map(_live_rows, _unindexed(dataset) or []))
+        if not missing and unindexed >= UNINDEXED_ROWS and not _small(fragments):
             dataset.optimize.optimize_indices()
             commits += 1
-        fragments = dataset.get_fragments()
+            fragments = dataset.get_fragments()
         stored = sum(int(fragment.metadata.physical_rows) for fragment in fragments)
         deleted = stored - sum(map(_live_rows, fragments))
         if len(fragments) >= COMPACT_AT_FRAGMENTS or deleted >= max(UNINDEXED_ROWS, DELETED_SHARE * stored):

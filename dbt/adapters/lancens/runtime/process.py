@@ -33,7 +33,7 @@ from dbt.adapters.lancens.runtime.spark_backends import ConnectSpark, LocalSpark
 from dbt.adapters.lancens.runtime.staging import RunPublisher
 
 if TYPE_CHECKING:
-    import pyarrow as pa
+    import lance
 
 logger = AdapterLogger("lancens")
 
@@ -67,6 +67,8 @@ class LancensRuntime:
     _writers: dict[tuple[str, ...], threading.RLock] = field(default_factory=dict)
     # Column ranges of fragments this process has seen (microbatch deletes scan only those that can match).
     fragment_bounds: FragmentBounds = field(default_factory=FragmentBounds)
+    # Per table, the version this process's current write committed (`refresh_table`, `open_write`).
+    _committed: dict[tuple[str, ...], lance.LanceDataset] = field(default_factory=dict)
 
     _shared: ClassVar[dict[tuple[tuple[tuple[str, str], ...], str | None], LancensRuntime]] = {}
     _shared_lock: ClassVar[threading.Lock] = threading.Lock()
@@ -243,6 +245,20 @@ class LancensRuntime:
             self.namespace.alter_namespace_properties([], {TVM_KEY: "true"})
         self.version_management_on = True
 
+    def last_committed(self, table_id: Sequence[str]) -> lance.LanceDataset | None:
+        """The version of the table this process's current (or last) write committed, as of that
+        commit; None when that write has committed nothing (yet), or only staged. Not the table's
+        latest version: another process may have committed since; it answers what this process's
+        own build left."""
+        with self.lock:
+            return self._committed.get(tuple(table_id))
+
+    def forget_committed(self, table_id: Sequence[str]) -> None:
+        """A write to the table starts (`open_write`): what an earlier write committed no longer
+        tells what this build leaves (it may commit nothing, and others may have committed since)."""
+        with self.lock:
+            self._committed.pop(tuple(table_id), None)
+
     def writing(self, table_id: Sequence[str]) -> threading.RLock:
         """The lock this process's threads hold while they change one table (with `with`).
 
@@ -254,13 +270,16 @@ class LancensRuntime:
         with self.lock:
             return self._writers.setdefault(tuple(table_id), threading.RLock())
 
-    def refresh_table(self, table_id: Sequence[str], committed: tuple[str, pa.Schema] | None = None) -> None:
+    def refresh_table(
+        self, table_id: Sequence[str], committed: tuple[str, lance.LanceDataset] | None = None
+    ) -> None:
         """The one catalog refresh after a table changed: Spark reads what this process should read.
 
         During an atomic-publish run a table the run wrote reads its staged version; otherwise the
         namespace's latest version; a table that is gone (or declared without data) is forgotten.
-        `committed`: the location and schema of the version this process just committed, which
-        the catalog takes as they were at that commit instead of asking the namespace again."""
+        `committed`: the location of the version this process just committed, and that version,
+        which the catalog takes as it was at that commit instead of asking the namespace again
+        (and `last_committed` answers for it)."""
         self.backend.note_registered(table_id)
         with self.lock:
             staged = self.landing.read_target(table_id)
@@ -268,7 +287,9 @@ class LancensRuntime:
                 self.catalog.register_table(table_id, staged.path, staged.version)
                 return
             if committed is not None:
-                self.catalog.register_table(table_id, committed[0], schema=committed[1])
+                location, dataset = committed
+                self._committed[tuple(table_id)] = dataset
+                self.catalog.register_table(table_id, location, schema=dataset.schema)
                 return
             try:
                 info = self.namespace.describe_table(list(table_id))
