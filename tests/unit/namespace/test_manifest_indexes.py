@@ -78,11 +78,15 @@ MANAGED_COMMITS = textwrap.dedent(
             files = lance.fragment.write_fragments(pa.table({"id": [i]}), info.location)
             ns.commit_table(["n", "t"], lance.LanceOperation.Append(files), read_version=info.version)
 
+    # a thread that dies fails the process, and its traceback (stderr) reaches the test's assertion
+    failed = []
+    threading.excepthook = lambda args: failed.append(args) or threading.__excepthook__(args)
     workers = [threading.Thread(target=append, args=(first,)) for first in range(1, threads + 1)]
     for worker in workers:
         worker.start()
     for worker in workers:
         worker.join()
+    sys.exit(1 if failed else 0)
     """
 )
 
