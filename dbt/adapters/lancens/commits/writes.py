@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import lance
 import pyarrow as pa
+from lance.fragment import FragmentMetadata
 from pyspark.sql import DataFrame
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
@@ -61,7 +62,9 @@ def write_frame(
     return _commit(write, schema, fragments, overwrite, properties)
 
 
-def write_tasks(write: TableWrite, frame: DataFrame, schema: pa.Schema, *, overwrite: bool) -> list:
+def write_tasks(
+    write: TableWrite, frame: DataFrame, schema: pa.Schema, *, overwrite: bool
+) -> list[FragmentMetadata]:
     """Spark tasks write `frame`'s rows (each task casts them to `schema`) as data files of the
     write's table, built on the version the write builds on; the fragments, uncommitted, for
     `write.commit`. The driver holds only fragment metadata, however many rows there are; tasks

@@ -60,7 +60,8 @@ def fitted_frame(frame: DataFrame, schema: pa.Schema) -> DataFrame:
     """`frame` with exactly the table's columns, in its order and spelled as it spells them, a
     column the frame lacks as typed NULLs: `fitted` planned in Spark, for rows that never reach
     the driver. The types are left to the writing tasks' `spark.types.conform`, whose Arrow cast
-    is `fitted`'s (safe: a value the table's type cannot hold fails the write)."""
+    is `fitted`'s (safe: a value the table's type cannot hold fails the write), except that a date
+    or timestamp cast is unchecked there, as for every Spark write of a table."""
     by_name = column_names(frame.columns)
     columns = []
     for field in schema:
