@@ -12,7 +12,9 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import DataFrame
 
+from dbt.adapters.lancens.commits import writes
 from dbt.adapters.lancens.materializations import incremental
+from dbt.adapters.lancens.namespace.errors import ConcurrentModificationError
 from dbt.adapters.lancens.runtime.process import LancensRuntime
 
 TABLE = ["shop", "events"]
@@ -151,3 +153,24 @@ def test_a_model_reading_its_table_appends_what_it_read_before_a_rewrite(runtime
     assert stored.to_table().sort_by("id").to_pylist() == [
         {"id": i, "small": s} for i, s in ((1, 1), (2, 2), (11, 1), (12, 2))
     ]
+
+
+def test_a_commit_made_while_the_tasks_ran_refuses_the_append(
+    runtime: LancensRuntime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer commits (here a restore, which Lance would let an Append land on) while the
+    model's query, which may read the table, runs as the append's tasks."""
+    files = _data_files(runtime)
+    write_tasks = writes.write_tasks
+
+    def racing(*args: object, **kwargs: object) -> list:
+        written = write_tasks(*args, **kwargs)  # type: ignore[arg-type]
+        runtime.namespace.restore_table(TABLE, 1)  # version 2, rows as version 1
+        return written
+
+    monkeypatch.setattr(writes, "write_tasks", racing)
+    with pytest.raises(ConcurrentModificationError, match="changed from version 1 to 2"):
+        _apply(runtime, MODEL, strategy="append")
+    assert _dataset(runtime).version == 2  # the other writer's commit only
+    assert _dataset(runtime).count_rows() == 2
+    assert _data_files(runtime) == files  # the tasks' files were deleted

@@ -76,6 +76,7 @@ def append(target: TableWrite, frame: DataFrame, properties: dict[str, str]) -> 
     return (version, rows added). The rows are counted from the fragments the tasks report, so
     they are never collected to the driver."""
     fragments = writes.write_tasks(target, frame, target.current.schema, overwrite=False)
+    target.refuse_if_moved(fragments)  # the frame's query, which may read the table, ran just now
     version = target.commit(lance.LanceOperation.Append(fragments), properties, written=fragments)
     return version, sum(fragment.physical_rows for fragment in fragments)
 
