@@ -15,10 +15,9 @@ from dbt.artifacts.schemas.results import RunStatus
 
 from dbt.adapters.lancens.commits import publish
 from dbt.adapters.lancens.commits.table_write import open_write
-from dbt.adapters.lancens.materializations import merge
 from dbt.adapters.lancens.namespace import errors
 from dbt.adapters.lancens.runtime.process import LancensRuntime
-from tests.unit.adapter.helpers import id_rows, shop_runtime
+from tests.unit.adapter.helpers import append_rows, id_rows, shop_runtime
 
 OLD, NEW = ["shop", "old"], ["shop", "new"]
 
@@ -35,7 +34,7 @@ def _result(name: str, status: RunStatus) -> SimpleNamespace:
 def test_a_publish_another_writer_beat_publishes_nothing_and_reports_it(runtime: LancensRuntime) -> None:
     runtime.namespace.create_table(OLD, id_rows(0, 3))
     publish.begin(runtime, "loser")
-    merge.append(open_write(runtime, OLD), id_rows(3, 3), {})  # staged as version 2
+    append_rows(runtime, OLD, id_rows(3, 3))  # staged as version 2
     runtime.namespace.commit_table(OLD, _append(runtime, id_rows(100, 1)), 1)  # the winner's version 2
     with pytest.raises(publish.LostRace) as lost:
         publish.finish(runtime, ["success"])

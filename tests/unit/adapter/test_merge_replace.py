@@ -11,6 +11,7 @@ import pytest
 from dbt.adapters.lancens.commits.table_write import open_write
 from dbt.adapters.lancens.materializations import merge
 from dbt.adapters.lancens.runtime.process import LancensRuntime
+from tests.unit.adapter.helpers import append_rows
 
 
 @pytest.fixture
@@ -28,7 +29,7 @@ def test_replace_where_deletes_matching_rows_across_fragments_in_one_version(run
     namespace = runtime.namespace
     namespace.create_table(["shop", "events"], _fragment(0))
     for day in (1, 2, 3):
-        merge.append(open_write(runtime, ["shop", "events"], must_exist=True), _fragment(day), {})
+        append_rows(runtime, ["shop", "events"], _fragment(day))
     before = lance.dataset(namespace.describe_table(["shop", "events"]).location)
     assert len(before.get_fragments()) == 4
 

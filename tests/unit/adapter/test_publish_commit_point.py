@@ -12,11 +12,10 @@ import pytest
 
 from dbt.adapters.lancens.commits import publish, writes
 from dbt.adapters.lancens.commits.table_write import open_write
-from dbt.adapters.lancens.materializations import merge
 from dbt.adapters.lancens.namespace.versions import VersionManager
 from dbt.adapters.lancens.runtime.landing import DirectLanding
 from dbt.adapters.lancens.runtime.process import LancensRuntime
-from tests.unit.adapter.helpers import id_rows, shop_runtime
+from tests.unit.adapter.helpers import append_rows, id_rows, shop_runtime
 
 OLD, NEW = ["shop", "old"], ["shop", "new"]
 
@@ -32,7 +31,7 @@ def test_a_publish_that_fails_while_finishing_keeps_its_versions(
 ) -> None:
     runtime.namespace.create_table(OLD, id_rows(0, 3))
     publish.begin(runtime, "run-1")
-    merge.append(open_write(runtime, OLD), id_rows(3, 3), {})  # an existing table's staged version
+    append_rows(runtime, OLD, id_rows(3, 3))  # an existing table's staged version
     writes.write_arrow(runtime, NEW, id_rows(10, 2), {})  # a new table's
 
     def unavailable(*args: object, **kwargs: object) -> None:
@@ -79,7 +78,7 @@ def test_a_publish_deletes_staged_files_only_when_it_cannot_have_landed(
     `__manifest`, so their data files and manifests stay."""
     runtime.namespace.create_table(OLD, id_rows(0, 3))
     publish.begin(runtime, "run-1")
-    merge.append(open_write(runtime, OLD), id_rows(3, 3), {})
+    append_rows(runtime, OLD, id_rows(3, 3))
     assert runtime.publisher is not None
     staged = [Path(p) for p in runtime.publisher.writes[tuple(OLD)].unpublished_garbage]
     assert any(p.parent.name == "data" for p in staged) and any(p.parent.name == "_versions" for p in staged)
@@ -101,7 +100,7 @@ def test_deferred_actions_run_only_for_tables_the_run_published(runtime: Lancens
 
     def run(statuses: list[str], defer: dict[str, list[str]]) -> None:
         publish.begin(runtime, f"run-{len(ran)}-{statuses}")
-        merge.append(open_write(runtime, OLD), id_rows(100, 1), {})
+        append_rows(runtime, OLD, id_rows(100, 1))
         assert runtime.publisher is not None
         for label, table_id in defer.items():
             runtime.publisher.defer(table_id, lambda label=label: ran.append(label))

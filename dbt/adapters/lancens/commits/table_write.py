@@ -124,6 +124,23 @@ class TableWrite:
             "the model's query read it (another writer committed); nothing was committed: run again"
         )
 
+    def refuse_if_moved(self, written: Sequence[FragmentMetadata] = ()) -> None:
+        """Fail (14) when the table's version is no longer the one this write builds on, deleting
+        the `written` files first.
+
+        For rows Spark tasks wrote from the model's query, which may read the table (`{{ this }}`)
+        while they run, after `refuse_if_moved_since`: Lance would let their Append land on some
+        commits made meanwhile (a delete, another append), so rows would be lost or written twice.
+        Not checked in an atomic-publish run (the publish checks the run's tables)."""
+        latest = version_read(self.runtime, self.table_id)
+        if latest is None or latest == self.read_version:
+            return
+        self.abandon(written)
+        raise errors.ConcurrentModificationError(
+            f"table {'.'.join(self.table_id)} changed from version {self.read_version} to {latest} while "
+            "the model's query read it (another writer committed); nothing was committed: run again"
+        )
+
     def abandon(self, written: Sequence[FragmentMetadata] = ()) -> None:
         """Undo what the write left before its commit landed: the `written` files, and a
         declaration of its own that is still declared only."""

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import lance
 import pyarrow as pa
+from lance.fragment import FragmentMetadata
 from pyspark.sql import DataFrame
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
@@ -54,20 +55,30 @@ def write_frame(
         )
         if overwrite:  # the `embeddings` config's record, for LanceDB (appends keep the table's)
             schema = schema.with_metadata({**(schema.metadata or {}), **schema_metadata(frame.schema)})
-        writer = LanceWriter(
-            LanceOptions(uri=write.location, storage_options=write.storage_options),
-            schema,
-            overwrite=overwrite,
-            read_version=write.read_version,
-            storage_version=write.dataset.data_storage_version if write.dataset is not None else None,
-            base=write.dataset,
-        )
-        runtime.activate()
-        fragments = write_with_tasks(frame, writer)
+        fragments = write_tasks(write, frame, schema, overwrite=overwrite)
     except BaseException:
         write.abandon()
         raise
     return _commit(write, schema, fragments, overwrite, properties)
+
+
+def write_tasks(
+    write: TableWrite, frame: DataFrame, schema: pa.Schema, *, overwrite: bool
+) -> list[FragmentMetadata]:
+    """Spark tasks write `frame`'s rows (each task casts them to `schema`) as data files of the
+    write's table, built on the version the write builds on; the fragments, uncommitted, for
+    `write.commit`. The driver holds only fragment metadata, however many rows there are; tasks
+    that fail leave no files (`write_with_tasks`)."""
+    writer = LanceWriter(
+        LanceOptions(uri=write.location, storage_options=write.storage_options),
+        schema,
+        overwrite=overwrite,
+        read_version=write.read_version,
+        storage_version=write.dataset.data_storage_version if write.dataset is not None else None,
+        base=write.dataset,
+    )
+    write.runtime.activate()
+    return write_with_tasks(frame, writer)
 
 
 def write_arrow(

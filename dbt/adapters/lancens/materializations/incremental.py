@@ -1,6 +1,10 @@
 """Incremental strategies on an existing Lance table: work out the change in Spark, commit it once.
 
-The model's result is evaluated exactly once (to Arrow on the driver). Strategies that need to
+The model's result is evaluated exactly once. A strategy that only adds rows (`append`, and merge
+or delete+insert without `unique_key`) has Spark tasks write them as new fragments from the model's
+frame, cast in Spark as Spark's INSERT would, so no row reaches the driver (`merge.append`); the
+others take the rows to Arrow on the driver, where Lance's merge-insert, key sets and deletion
+vectors work on them. Strategies that need to
 look at the target (merge with `incremental_predicates` or restricted update columns, delete+insert
 with predicates, either with a key Spark reads otherwise than Lance stores it) join the two in
 Spark under dbt's aliases `DBT_INTERNAL_SOURCE` and `DBT_INTERNAL_DEST`, so predicates written for
@@ -19,6 +23,7 @@ import lance
 import pyarrow as pa
 import pyarrow.compute as pc
 from dbt_common.exceptions import CompilationError
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write, version_read
@@ -28,7 +33,7 @@ from dbt.adapters.lancens.runtime.fragment_bounds import TimeWindow, parse_windo
 from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 from dbt.adapters.lancens.spark.options import ROW_ADDRESS
-from dbt.adapters.lancens.spark.types import fixed_sizes_from_metadata, to_spark_type
+from dbt.adapters.lancens.spark.types import fixed_sizes_from_metadata, spark_arrow_schema, to_spark_type
 from dbt.adapters.lancens.text.quoting import quote
 
 STRATEGIES = ("append", "merge", "delete+insert", "insert_overwrite", "microbatch")
@@ -88,29 +93,59 @@ def apply(
         raise ValueError(f"incremental_strategy must be one of {STRATEGIES}, got {spec.strategy!r}")
     if seen is None:
         seen = version_before_query(runtime, table_id, spec)
-    rows = _as_vectors(frame.toArrow(), fixed_sizes_from_metadata(frame.schema))
+    sizes = fixed_sizes_from_metadata(frame.schema)
+    # rows only a strategy that looks at them needs: appends are written by Spark tasks
+    rows = None if _appends(spec) else _as_vectors(frame.toArrow(), sizes)
     with runtime.writing(table_id):  # concurrent microbatch batches commit one after another
         target = open_write(runtime, table_id, must_exist=True)
         target.refuse_if_moved_since(seen)
-        _require_key_columns(spec, rows.schema, target.current.schema)
-        _refuse_schema_drift(spec, rows.schema, target.current.schema)
+        source = rows.schema if rows is not None else _as_vectors(_model_rows(frame), sizes).schema
+        _require_key_columns(spec, source, target.current.schema)
+        _refuse_schema_drift(spec, source, target.current.schema)
         retype = (
-            _type_changes(rows.schema, target.current.schema)
+            _type_changes(source, target.current.schema)
             if spec.on_schema_change == "sync_all_columns"
             else {}
         )
+        if rows is None and _rewrites(spec, source, target.current.schema, retype):
+            # the model's query may read the table (`{{ this }}`), which it cannot read once its
+            # columns are rewritten (Spark planned the query on the old ones): its rows are made
+            # first, kept by Spark on disk (the driver's memory is not theirs to fill)
+            frame = frame.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
         # a column about to take the model's type is not first cast to the table's old one
         stores = pa.schema([f.with_type(retype.get(f.name, f.type)) for f in target.current.schema])
-        rows = store_assignment.cast_as_spark_stores(runtime, rows, stores)
+        if rows is None:
+            frame = store_assignment.cast_frame(frame, source, stores)
+        else:
+            rows = store_assignment.cast_as_spark_stores(runtime, rows, stores)
         aligned = schema_evolution.align_nullability(target, spec.not_null, properties)
-        evolved = _sync_schema(aligned, rows, spec, properties, retype)
+        evolved = _sync_schema(aligned, source, rows, spec, properties, retype)
         if spec.empty:
             return int(evolved.current.version), 0
-        spec = _keep_absent_columns(spec, rows.schema, evolved.current.schema)
+        spec = _keep_absent_columns(spec, source, evolved.current.schema)
         with schema_evolution.undone_on_failure(target, evolved, properties):
+            if rows is None:
+                return merge.append(evolved, merge.fitted_frame(frame, evolved.current.schema), properties)
             rows = merge.fitted(rows, evolved.current.schema)
             version = _STRATEGY[spec.strategy](runtime, evolved, rows, spec, properties)
     return version, rows.num_rows
+
+
+def _appends(spec: Spec) -> bool:
+    """Whether the strategy only adds the model's rows: `append`, and `merge` or `delete+insert`
+    without a `unique_key` (dbt's own strategies insert every row then). Their rows go from Spark
+    tasks to the table's files, so the driver's memory does not grow with the rows."""
+    return spec.strategy == "append" or (spec.strategy in ("merge", "delete+insert") and not spec.unique_key)
+
+
+def _model_rows(frame: DataFrame) -> pa.Table:
+    """No rows, typed as `frame.toArrow()` would type the model's rows (its Arrow schema)."""
+    return spark_arrow_schema(frame.schema).empty_table()
+
+
+def _rewrites(spec: Spec, source: pa.Schema, target: pa.Schema, retype: dict[str, pa.DataType]) -> bool:
+    """Whether `sync_all_columns` rewrites the table (drops or retypes a column) before its rows land."""
+    return spec.on_schema_change == "sync_all_columns" and bool(retype or _column_changes(source, target)[1])
 
 
 def _as_vectors(rows: pa.Table, sizes: dict[str, int]) -> pa.Table:
@@ -212,42 +247,40 @@ def _spark_type_name(arrow_type: pa.DataType) -> str:
 
 def _sync_schema(
     target: TableWrite,
-    rows: pa.Table,
+    source: pa.Schema,
+    rows: pa.Table | None,
     spec: Spec,
     properties: dict[str, str],
     retype: dict[str, pa.DataType],
 ) -> TableWrite:
-    """Honour `on_schema_change`; `ignore` leaves the table as it is (new columns are not written).
-    `sync_all_columns` also gives the table's columns the model's types (`retype`), as dbt-core's
-    `alter_column_type` does: their stored values are cast, in the same rewrite as a dropped column."""
-    added, removed = _column_changes(rows.schema, target.current.schema)
+    """Honour `on_schema_change` for the model's columns `source`; `ignore` leaves the table as it
+    is (new columns are not written). `sync_all_columns` also gives the table's columns the model's
+    types (`retype`), as dbt-core's `alter_column_type` does: their stored values are cast, in the
+    same rewrite as a dropped column."""
+    added, removed = _column_changes(source, target.current.schema)
     if spec.on_schema_change in ("ignore", "fail"):
         return target  # `fail` was checked before any cast (`_refuse_schema_drift`)
     drop = removed if spec.on_schema_change == "sync_all_columns" else []
     if not added and not drop and not retype:
         return target
-    # the columns the table keeps must take the rows before the schema change commits: a run that
-    # then fails on a value must not leave the table with its columns changed
-    dropped = column_names(drop)
-    wanted = column_names(rows.column_names)
-    kept = pa.schema(
-        [
-            f.with_type(retype.get(f.name, f.type))
-            for f in target.current.schema
-            if f.name not in dropped and f.name in wanted
-        ]
-    )
-    merge.fitted(rows, kept)
+    if rows is not None:
+        # the columns the table keeps must take the rows before the schema change commits, so a
+        # value that fails does not cost two versions (the change, its undoing); rows written by
+        # Spark tasks fail in their write, and `undone_on_failure` undoes the change
+        dropped = column_names(drop)
+        wanted = column_names(rows.column_names)
+        kept = pa.schema(
+            [
+                f.with_type(retype.get(f.name, f.type))
+                for f in target.current.schema
+                if f.name not in dropped and f.name in wanted
+            ]
+        )
+        merge.fitted(rows, kept)
     return schema_evolution.evolve(target, added, drop, properties, retype)
 
 
-def _append(runtime: LancensRuntime, target: TableWrite, rows: pa.Table, spec: Spec, props: dict) -> int:
-    return merge.append(target, rows, props)
-
-
 def _merge(runtime: LancensRuntime, target: TableWrite, rows: pa.Table, spec: Spec, props: dict) -> int:
-    if not spec.unique_key:
-        return merge.append(target, rows, props)
     keep = _kept_columns(rows.column_names, spec)
     if not spec.predicates and not keep and not _keys_spark_reads_otherwise(rows.schema, spec.unique_key):
         return merge.upsert(target, rows, spec.unique_key, props)
@@ -308,8 +341,6 @@ def _kept_columns(columns: list[str], spec: Spec) -> ColumnMap[str]:
 def _delete_insert(
     runtime: LancensRuntime, target: TableWrite, rows: pa.Table, spec: Spec, props: dict
 ) -> int:
-    if not spec.unique_key:
-        return merge.append(target, rows, props)
     keys = _distinct(rows, spec.unique_key)
     if not spec.predicates and not _keys_spark_reads_otherwise(rows.schema, spec.unique_key):
         return merge.replace(target, rows, props, keys=keys)
@@ -348,8 +379,7 @@ def _microbatch(runtime: LancensRuntime, target: TableWrite, rows: pa.Table, spe
     return merge.replace(target, rows, props, where=where, window=window)
 
 
-_STRATEGY = {
-    "append": _append,
+_STRATEGY = {  # `append`, and the strategies without a key, are `merge.append` (`_appends`)
     "merge": _merge,
     "delete+insert": _delete_insert,
     "insert_overwrite": _insert_overwrite,

@@ -5,7 +5,8 @@ without committing (merge-insert's `execute_uncommitted`, fragment deletion vect
 `write_fragments`) and then committed once through `namespace.commit_table`, so versions,
 provenance and table version management stay in the engine's one commit path:
 
-* `append`: new fragments.
+* `append`: new fragments, written by Spark tasks from the model's frame (no row reaches the
+  driver); the other changes take Arrow rows.
 * `upsert`: rows whose key matches replace the matching rows (merge-insert on the key), the
   others are inserted.
 * `overwrite`: every row replaced (`insert_overwrite` without partitions).
@@ -27,12 +28,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from dbt_common.exceptions import DbtRuntimeError
 from lance.fragment import FragmentMetadata
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
+from dbt.adapters.lancens.commits import writes
 from dbt.adapters.lancens.commits.table_write import TableWrite
 from dbt.adapters.lancens.runtime.fragment_bounds import TimeWindow
 from dbt.adapters.lancens.spark.column_names import column_names
 from dbt.adapters.lancens.spark.options import ROW_ADDRESS
-from dbt.adapters.lancens.spark.types import aligned
+from dbt.adapters.lancens.spark.types import aligned, to_spark_type
+from dbt.adapters.lancens.text.quoting import quote
 
 
 def fitted(rows: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -51,10 +56,29 @@ def fitted(rows: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def append(target: TableWrite, rows: pa.Table, properties: dict[str, str]) -> int:
-    """Add `rows` as new fragments in one commit."""
-    fragments = _write(target, rows)
-    return target.commit(lance.LanceOperation.Append(fragments), properties, written=fragments)
+def fitted_frame(frame: DataFrame, schema: pa.Schema) -> DataFrame:
+    """`frame` with exactly the table's columns, in its order and spelled as it spells them, a
+    column the frame lacks as typed NULLs: `fitted` planned in Spark, for rows that never reach
+    the driver. The types are left to the writing tasks' `spark.types.conform`, whose Arrow cast
+    is `fitted`'s (safe: a value the table's type cannot hold fails the write), except that a date
+    or timestamp cast is unchecked there, as for every Spark write of a table."""
+    by_name = column_names(frame.columns)
+    columns = []
+    for field in schema:
+        source = by_name.get(field.name)
+        value = F.col(quote(source)) if source is not None else F.lit(None).cast(to_spark_type(field.type))
+        columns.append(value.alias(field.name))
+    return frame.select(*columns)
+
+
+def append(target: TableWrite, frame: DataFrame, properties: dict[str, str]) -> tuple[int, int]:
+    """Add `frame`'s rows (`fitted_frame`) as new fragments written by Spark tasks, in one commit;
+    return (version, rows added). The rows are counted from the fragments the tasks report, so
+    they are never collected to the driver."""
+    fragments = writes.write_tasks(target, frame, target.current.schema, overwrite=False)
+    target.refuse_if_moved(fragments)  # the frame's query, which may read the table, ran just now
+    version = target.commit(lance.LanceOperation.Append(fragments), properties, written=fragments)
+    return version, sum(fragment.physical_rows for fragment in fragments)
 
 
 def upsert(target: TableWrite, rows: pa.Table, on: list[str], properties: dict[str, str]) -> int:

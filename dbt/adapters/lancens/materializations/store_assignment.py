@@ -12,6 +12,7 @@ nanoseconds), which it does exactly or fails.
 from __future__ import annotations
 
 import pyarrow as pa
+from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
 from dbt.adapters.lancens.materializations.source_view import query_rows
@@ -32,14 +33,28 @@ def cast_as_spark_stores(runtime: LancensRuntime, rows: pa.Table, schema: pa.Sch
     casts = _casts(rows.schema, schema)
     if not casts:
         return rows
-    select = ", ".join(
-        f"CAST({quote(name)} AS {kind.simpleString()}) AS {quote(name)}" for name, kind in casts.items()
-    )
+    select = ", ".join(_cast(name, kind) for name, kind in casts.items())
     # only the columns to cast go to Spark and back (a vector column would double the driver's copy)
     (cast,) = query_rows(runtime, rows.select(list(casts)), lambda source: f"SELECT {select} FROM {source}")
     for name in casts:
         rows = rows.set_column(rows.schema.get_field_index(name), name, cast.column(name))
     return rows
+
+
+def cast_frame(frame: DataFrame, source: pa.Schema, schema: pa.Schema) -> DataFrame:
+    """`frame` (whose rows Arrow holds as `source`) with the same casts as `cast_as_spark_stores`,
+    planned on the frame itself: for rows written by Spark tasks, which never reach the driver."""
+    casts = _casts(source, schema)
+    if not casts:
+        return frame
+    return frame.selectExpr(
+        *(_cast(name, casts[name]) if name in casts else quote(name) for name in frame.columns)
+    )
+
+
+def _cast(name: str, kind: T.DataType) -> str:
+    """The select item casting column `name` to `kind`, keeping its name."""
+    return f"CAST({quote(name)} AS {kind.simpleString()}) AS {quote(name)}"
 
 
 def _spark_stores(given: T.DataType, wanted: T.DataType) -> bool:
