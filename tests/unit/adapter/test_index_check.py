@@ -10,10 +10,10 @@ import pytest
 
 from dbt.adapters.lancens.commits.table_write import open_write
 from dbt.adapters.lancens.definitions.index_config import parse_indexes
-from dbt.adapters.lancens.materializations import index_run, merge
+from dbt.adapters.lancens.materializations import index_run
 from dbt.adapters.lancens.materializations.indexes import apply_indexes, recorded
 from dbt.adapters.lancens.runtime.process import LancensRuntime
-from tests.unit.adapter.helpers import id_rows, shop_runtime
+from tests.unit.adapter.helpers import append_rows, id_rows, shop_runtime
 
 TABLE = ["shop", "orders"]
 
@@ -28,7 +28,7 @@ def runtime(spark, tmp_path: Path) -> LancensRuntime:
 def test_a_build_that_left_no_index_record_is_not_checked_again(
     runtime: LancensRuntime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    version = merge.append(open_write(runtime, TABLE), id_rows(3, 3), {})
+    version = append_rows(runtime, TABLE, id_rows(3, 3))
     committed = runtime.last_committed(TABLE)
     assert committed is not None and committed.version == version
 
@@ -43,7 +43,7 @@ def test_a_build_that_left_dbts_indexes_has_them_dropped_when_the_config_is_gone
     runtime: LancensRuntime,
 ) -> None:
     apply_indexes(runtime.namespace, TABLE, parse_indexes([{"columns": ["id"], "type": "btree"}]), {})
-    merge.append(open_write(runtime, TABLE), id_rows(3, 3), {})
+    append_rows(runtime, TABLE, id_rows(3, 3))
     committed = runtime.last_committed(TABLE)
     assert committed is not None and recorded(committed) != {}
 
@@ -53,6 +53,6 @@ def test_a_build_that_left_dbts_indexes_has_them_dropped_when_the_config_is_gone
 
 
 def test_a_write_that_commits_nothing_leaves_the_check_to_the_namespace(runtime: LancensRuntime) -> None:
-    merge.append(open_write(runtime, TABLE), id_rows(3, 3), {})
+    append_rows(runtime, TABLE, id_rows(3, 3))
     open_write(runtime, TABLE)  # a later build's write that ends without a commit
     assert runtime.last_committed(TABLE) is None
