@@ -35,12 +35,13 @@ from range(300)
 """
 
 # Round 1: ids 0..299; round 2 updates ids 290..299 and adds 300..339. After each build the table is
-# compacted once it has more than 2 fragments, and only its 2 newest versions are kept.
+# compacted once it has more than 1 fragment (however many tasks wrote its first build: the merge
+# always adds one), and only its 2 newest versions are kept.
 GROWING = f"""
 {{{{ config(materialized='incremental', unique_key='id', indexes=[
     {{'columns': ['embedding'], 'type': 'ivf_flat', 'num_partitions': 2}},
     {{'columns': ['id'], 'type': 'btree'}}],
-    lance_maintenance={{'optimize_over_fragments': 2, 'retain_versions': 2, 'older_than_days': 0}}) }}}}
+    lance_maintenance={{'optimize_over_fragments': 1, 'retain_versions': 2, 'older_than_days': 0}}) }}}}
 select id, {EMBEDDING} as embedding
 from range({{{{ 0 if var('round', 1) == 1 else 290 }}}}, {{{{ 300 if var('round', 1) == 1 else 340 }}}})
 """
