@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from dbt_projects import profile_yml
+from dbt_projects import PROFILE_NAME, profile_yml
 from harness import child_env, dbt_executable, machine, prepare_class_archive
 
 GOAL = 1.5
@@ -136,7 +136,8 @@ def main() -> None:
         project = Path(tmp)
         (project / "models").mkdir()
         (project / "dbt_project.yml").write_text(
-            "name: bench\nversion: '1.0'\nconfig-version: 2\nprofile: bench\nmodel-paths: ['models']\n"
+            f"name: bench\nversion: '1.0'\nconfig-version: 2\nprofile: {PROFILE_NAME}\n"
+            "model-paths: ['models']\n"
         )
         (project / "profiles.yml").write_text(profile_yml("lancens", args.master, threads=1))
         (project / "models" / "events.sql").write_text(MODEL_SQL)
@@ -145,7 +146,8 @@ def main() -> None:
         driver = []
         for rows in (args.rows, 10 * args.rows):
             wall, peaks = dbt_run(project, f"{{first: {stored}, rows: {rows}}}")
-            added, stored = stored_rows(project) - stored, stored_rows(project)
+            total = stored_rows(project)
+            added, stored = total - stored, total
             if added != rows:
                 sys.exit(f"the append of {rows} rows added {added}")
             driver.append(peaks.dbt + peaks.jvm)

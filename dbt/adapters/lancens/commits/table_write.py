@@ -119,10 +119,7 @@ class TableWrite:
         lost or written twice. None: not checked (a new table, an atomic-publish run)."""
         if seen is None or self.read_version == seen:
             return
-        raise errors.ConcurrentModificationError(
-            f"table {'.'.join(self.table_id)} changed from version {seen} to {self.read_version} while "
-            "the model's query read it (another writer committed); nothing was committed: run again"
-        )
+        raise self._moved(seen, self.read_version)
 
     def refuse_if_moved(self, written: Sequence[FragmentMetadata] = ()) -> None:
         """Fail (14) when the table's version is no longer the one this write builds on, deleting
@@ -136,8 +133,12 @@ class TableWrite:
         if latest is None or latest == self.read_version:
             return
         self.abandon(written)
-        raise errors.ConcurrentModificationError(
-            f"table {'.'.join(self.table_id)} changed from version {self.read_version} to {latest} while "
+        raise self._moved(self.read_version, latest)
+
+    def _moved(self, read: int | None, now: int | None) -> errors.ConcurrentModificationError:
+        """The refusal (14) of a write whose table moved from `read` to `now` under its query."""
+        return errors.ConcurrentModificationError(
+            f"table {'.'.join(self.table_id)} changed from version {read} to {now} while "
             "the model's query read it (another writer committed); nothing was committed: run again"
         )
 
