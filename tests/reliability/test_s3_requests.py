@@ -178,3 +178,48 @@ def test_lost_manifest_version_is_refused_on_s3(logged_s3) -> None:
     writer.storage.rm(f"{versions}/{newest}")
     with pytest.raises(errors.InternalError, match="rolled-back namespace"):
         writer.list_namespaces([])
+
+
+def test_a_new_process_opens_a_table_without_a_head(logged_s3) -> None:
+    log, options = logged_s3
+    writer = _namespace(options, "nohead")
+    writer.create_namespace(["a"])
+    writer.create_table(["a", "t"], DATA)
+    reader = DirectoryNamespace.from_properties(writer.properties)
+    reader.list_tables(["a"])  # the catalog, read once
+    log.reset()
+    info = reader.describe_table(["a", "t"])
+    # one __manifest check, then Lance's own open of the latest version: the table's listing gives
+    # the manifest's size, so its GET needs no HEAD (an open by version number would)
+    assert [method for method, _, _ in log.requests].count("HEAD") == 0
+    assert log.count() <= 3
+    assert _requests(log, lambda: reader.latest_version_at(info.location)) == 1
+    lance.write_dataset(DATA, info.location, mode="append", storage_options=writer.storage_options)
+    assert reader.latest_version_at(info.location) == 2
+
+
+def test_shared_reads_ask_nothing_of_the_catalog(logged_s3) -> None:
+    log, options = logged_s3
+    writer = _namespace(options, "shared")
+    writer.create_namespace(["a"])
+    writer.create_table(["a", "t"], DATA)
+    reader = DirectoryNamespace.from_properties(writer.properties)
+    reader.share_reads()
+
+    def shared(call):
+        def read():
+            with reader.consistent_reads(shared=True):
+                return call()
+
+        return read
+
+    assert shared(lambda: reader.list_namespaces([]))().items == ["a"]
+    assert _requests(log, shared(lambda: reader.list_namespaces([]))) == 0
+    assert _requests(log, shared(lambda: reader.list_tables(["a"]))) == 0
+    # a table's version is still found anew (its listing; the manifest's GET the first time)
+    assert _requests(log, shared(lambda: reader.describe_table(["a", "t"]))) <= 2
+    writer.create_table(["a", "u"], DATA)
+    assert shared(lambda: reader.list_tables(["a"]))().items == ["t"]
+    assert reader.list_tables(["a"]).items == ["t", "u"]  # a read that does not ask for it
+    reader.end_shared_reads()
+    assert shared(lambda: reader.list_tables(["a"]))().items == ["t", "u"]

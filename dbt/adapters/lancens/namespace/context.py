@@ -53,47 +53,50 @@ class NamespaceContext:
     def open_dataset(self, location: str, version: int | None = None) -> lance.LanceDataset:
         """The table at ``version`` (the latest when None).
 
-        On S3 the latest is found by ONE ordered listing of ``_versions/``
-        (``layout.newest_listed_version``) and a dataset already opened at the version asked for
-        is served again: Lance's own open lists every version (and its pinned open costs a HEAD)
-        each time. Callers never change the dataset object (commits go through
-        ``lance.LanceDataset.commit``, which returns a new one)."""
-        if self.fs.lists_in_order:
-            if version is None:
-                version = layout.newest_listed_version(self.fs, location)
+        On S3 a dataset already opened at the version asked for is served again: a version names
+        immutable content, and Lance's open by version costs a HEAD and a GET. The latest is Lance's
+        own open: ONE listing of ``_versions/`` (Lance stops at the first page, where V2 names put
+        the newest version first, and the listing gives the manifest's size, so no HEAD) and the
+        manifest's GET unless the session holds that version already. Callers never change the
+        dataset object (commits go through ``lance.LanceDataset.commit``, which returns a new one)."""
+        if self.fs.lists_in_order and version is not None:
             opened = self._opened.get(location)
-            if version is not None and opened is not None and opened.version == version:
+            if opened is not None and opened.version == version:
                 return opened
         dataset = lance.dataset(
             location, version=version, storage_options=self.lance_options, session=self.session
         )
-        if self.fs.lists_in_order:
-            opened = self._opened.get(location)
-            if opened is None or opened.version <= dataset.version:
-                self._opened[location] = dataset
+        self.remember(location, dataset)
         return self.keep(location, dataset)
 
     def remember(self, location: str, dataset: lance.LanceDataset) -> None:
-        """A dataset this process just committed (object stores): the next ``open_dataset`` of its
-        version serves it. Which version is the latest is still listed by every caller."""
+        """A dataset this process opened or just committed (object stores): the next
+        ``open_dataset`` of its version serves it. Which version is the latest is still found
+        anew by every caller."""
         if self.fs.lists_in_order:
             opened = self._opened.get(location)
             if opened is None or opened.version <= dataset.version:
                 self._opened[location] = dataset
 
-    def listed_data(self, location: str) -> tuple[bool, int | None]:
-        """Whether the table has a version, and (object stores) its newest version when one
-        ordered listing tells it: ``has_data`` and the describe after it share that request, and
-        so do all resolves of the table inside one pinned read (``ManifestView.listings``)."""
+    def latest_data(self, location: str) -> tuple[bool, int | None]:
+        """Whether the table has a version, and (object stores) its newest version, found by
+        opening it (``open_dataset``): the describe after it serves that dataset, and all resolves
+        of the table inside one pinned read share it (``ManifestView.listings``; not in a view
+        shared by every thread, where each finds the table's version anew)."""
         if not self.fs.lists_in_order:
             return self.has_data(location), None
-        pinned = self.manifest.pinned()  # inside one pinned read, each table is listed once
-        if pinned is not None and location in pinned.listings:
-            return pinned.listings[location]
-        listed = layout.listed_versions(self.fs, location)
-        found = listed if listed is not None else (self.has_data(location), None)
-        if pinned is not None:
-            pinned.listings[location] = found
+        pinned = self.manifest.pinned()
+        kept = pinned.listings if pinned is not None and not pinned.shared else None
+        if kept is not None and location in kept:
+            return kept[location]
+        try:
+            found: tuple[bool, int | None] = (True, self.open_dataset(location).version)
+        except ValueError as exc:
+            if "not found" not in str(exc).lower():
+                raise
+            found = (False, None)  # no finalized version: declared only, or before its first commit
+        if kept is not None:
+            kept[location] = found
         return found
 
     def keep(self, location: str, dataset: lance.LanceDataset) -> lance.LanceDataset:
@@ -196,12 +199,12 @@ class NamespaceContext:
         if kind == kinds.TABLE:
             assert row is not None
             location = layout.absolute_location(self.fs, row["location"])
-            found, latest = self.listed_data(location) if list_versions else (True, None)
+            found, latest = self.latest_data(location) if list_versions else (True, None)
             return ResolvedTable(valid_id, location, True, not found, latest)
         if kind is None and len(valid_id) == 1 and self.dir_listing_enabled:
             location = self.v1_location(valid_id[0])
             if layout.v1_table_exists(self.fs, location):
-                found, latest = self.listed_data(location) if list_versions else (True, None)
+                found, latest = self.latest_data(location) if list_versions else (True, None)
                 return ResolvedTable(valid_id, location, False, not found, latest)
         raise errors.TableNotFoundError(f"table {ids.display(valid_id)} not found")
 

@@ -113,16 +113,32 @@ class DirectoryNamespace:
         return f"DirectoryNamespace({self.properties!r})"
 
     @contextmanager
-    def consistent_reads(self) -> Iterator[None]:
+    def consistent_reads(self, shared: bool = False) -> Iterator[None]:
         """Within the block, this thread's reads see one ``__manifest`` version, found once.
 
         For a caller asking several questions of one catalog state (a namespace's tables and
         views; whether a name is a view or a table): on S3 each finding of the latest version is a
-        request. Keep the block to reads: writes inside it plan on that version first (a conflict
-        sends them to the latest), and this thread's reads after its own commit would still see
-        the pinned version."""
-        with self._context.manifest.snapshot():
+        request. Writes inside it plan on that version first (a conflict sends them to the latest),
+        and the block's reads after a commit see the version that commit planned on last (its own
+        when it landed): the thread reads what it wrote. ``shared``: the catalog state
+        ``share_reads`` holds, while it holds one, instead of finding the latest."""
+        with self._context.manifest.snapshot(shared):
             yield
+
+    def share_reads(self) -> None:
+        """Read the catalog state now and hold it for ``consistent_reads(shared=True)`` blocks of
+        every thread, until ``end_shared_reads`` or this process's next ``__manifest`` commit.
+
+        For reads a caller spreads over threads and calls that should agree and need not each find
+        the latest ``__manifest`` version again (a request on S3 each): a dbt run filling its
+        relation cache. A table's own version is still found anew by every read; another process's
+        catalog change made meanwhile is seen by the first read after the sharing ends, and by
+        every read that does not ask for the shared state."""
+        self._context.manifest.share()
+
+    def end_shared_reads(self) -> None:
+        """End ``share_reads``: every read finds the latest catalog state again."""
+        self._context.manifest.unshare()
 
     # ------------------------------------------------------------ namespaces (namespace_ops.py)
     def create_namespace(self, id: Sequence[str], properties: Properties = None) -> NamespaceInfo:
@@ -172,6 +188,20 @@ class DirectoryNamespace:
         is immutable content, so nothing is checked); otherwise Lance opens it (a HEAD and a GET
         on S3). Callers must not change the object (commits return new ones)."""
         return self._context.open_dataset(location, version)
+
+    def latest_version_at(self, location: str) -> int | None:
+        """The newest version of the table stored at ``location`` (None: it has none), from the
+        table's own ``_versions/`` alone: one request on S3, no catalog read. For a writer that
+        knows where its table is and asks only whether another commit landed there; a drop or a
+        move of the table is the catalog's to tell (``commit_table`` checks it), and a commit that
+        another writer left half-done under table version management is finished by
+        ``describe_table``, not here."""
+        try:
+            return self._context.open_dataset(location).version
+        except ValueError as exc:
+            if "not found" in str(exc).lower():
+                return None
+            raise
 
     def table_location(self, id: Sequence[str]) -> str:
         """Where the table lives, or where it would be created (random outside V1 naming, so a writer

@@ -141,21 +141,6 @@ def newest_listed_version(storage: Storage, location: str) -> int | None:
     return None
 
 
-def listed_versions(storage: Storage, location: str) -> tuple[bool, int | None] | None:
-    """From ONE ordered listing of ``_versions/`` (as ``newest_listed_version``): whether the
-    table has a version, and its newest version when V2 naming tells it. None when that listing
-    cannot tell (only staging names in a page that more names follow): ask ``has_versions``.
-
-    A complete listing without a finalized manifest name is a table without data (declared only,
-    or a new table before its first commit), which then costs no second listing."""
-    names, more = storage.first_names(f"{location.rstrip('/')}/{VERSIONS_DIR}", LISTED_VERSIONS)
-    for name in names:
-        parsed = parse_manifest_name(name)
-        if parsed is not None:
-            return True, parsed[0] if parsed[1] == "V2" else None
-    return None if more else (False, None)
-
-
 def detached_manifest_path(location: str, version: int) -> str:
     """Where Lance writes a detached commit's manifest: beside the table's versions, never listed
     as one of them."""

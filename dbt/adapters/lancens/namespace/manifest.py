@@ -136,17 +136,22 @@ class ManifestView:
     manifest that is not, it is an indexed point query (remembered for this view); listings and
     the full row map read the whole version into the shared cache."""
 
-    def __init__(self, table: ManifestTable, dataset: lance.LanceDataset | None) -> None:
+    def __init__(
+        self, table: ManifestTable, dataset: lance.LanceDataset | None, shared: bool = False
+    ) -> None:
         self._table = table
         self._dataset = dataset
+        self.shared = shared
+        """Held for the blocks of every thread (``ManifestTable.share``): tables' versions are not
+        kept in it, so a table's version is always found anew while the catalog rows stay one state."""
         self.version = dataset.version if dataset is not None else 0
         self.metadata: dict[str, str] = dict(dataset.metadata) if dataset is not None else {}
         _check_flags(self.metadata, READER_FLAGS, "read")
         self._found: dict[str, Row | None] = {}
         self._large: bool | None = None
         self.listings: dict[str, tuple[bool, int | None]] = {}
-        """Per table location, what one listing of its ``_versions/`` found while this view is
-        pinned (``NamespaceContext.listed_data``): one instant for the table too."""
+        """Per table location, whether it has data and its newest version, as found once while this
+        view is pinned (``NamespaceContext.latest_data``): one instant for the table too."""
 
     def snapshot(self) -> ManifestSnapshot:
         return self._table._snapshot_at(self._dataset)
@@ -228,6 +233,8 @@ class ManifestTable:
         # under a lock, while a snapshot pin belongs to the thread that took it.
         self._lock = threading.RLock()
         self._local = threading.local()
+        # The version ``share`` holds for ``snapshot(shared=True)`` blocks of every thread, or None.
+        self._shared: ManifestView | None = None
 
     # ----------------------------------------------------------------- reading
     def _open(self, private: bool = False) -> lance.LanceDataset | None:
@@ -382,18 +389,41 @@ class ManifestTable:
         with self._lock:
             return self._cached if self._cached.version == version else None
 
+    def share(self) -> None:
+        """Read the latest version now and hold it for ``snapshot(shared=True)`` blocks of every
+        thread until ``unshare`` or this process's next ``commit``, which moves the catalog on.
+
+        For a batch of reads that a caller spreads over several threads and calls, such as dbt
+        filling its relation cache at the start of a run, that must agree with each other and need
+        not each find the latest version again (a request on S3 each). Another process's commit
+        made meanwhile is seen by the first read after the sharing ends, as if it had come after
+        them. Reads that do not ask for it always find the latest version."""
+        view = ManifestView(self, self._open(), shared=True)
+        with self._lock:
+            self._shared = view
+
+    def unshare(self) -> None:
+        """End ``share``: every read finds the latest version again."""
+        with self._lock:
+            self._shared = None
+
     @contextmanager
-    def snapshot(self) -> Iterator[ManifestView]:
+    def snapshot(self, shared: bool = False) -> Iterator[ManifestView]:
         """Within the block, every read of this thread uses one manifest version, opened once.
 
         One operation looks several ids up (parent namespace, the id itself, ...); without this each
         lookup re-opens ``__manifest`` to find the latest version, and inside the block they agree
-        with each other. Writes do not rely on it: ``commit`` plans against the latest version."""
+        with each other. Writes do not rely on it: ``commit`` plans against the latest version, and
+        moves the block on to the version it last planned on, its own when it lands, so the thread
+        reads what it wrote (or what made its plan refuse). ``shared``: the version ``share``
+        holds, if it holds one (a block already open on this thread keeps its own)."""
         pinned: ManifestView | None = getattr(self._local, "pinned", None)
         if pinned is not None:
             yield pinned
             return
-        self._local.pinned = ManifestView(self, self._open())
+        with self._lock:
+            held = self._shared if shared else None
+        self._local.pinned = held if held is not None else ManifestView(self, self._open())
         try:
             yield self._local.pinned
         finally:
@@ -458,6 +488,7 @@ class ManifestTable:
         when the plan found nothing to do. 14 when conflicts persist for ``RETRY_SECONDS``."""
         deadline = time.monotonic() + RETRY_SECONDS
         concurrent = False
+        self.unshare()  # the catalog moves on: reads after this commit must see it
         pinned: ManifestView | None = getattr(self._local, "pinned", None)
         for attempt in range(1_000_000):
             if attempt == 0 and pinned is not None and pinned._dataset is not None:
@@ -468,6 +499,8 @@ class ManifestTable:
             else:
                 dataset = self._writable()
                 base = ManifestView(self, dataset)
+                if pinned is not None:  # the block reads on from the version this commit saw
+                    self._local.pinned = base
             change = plan(base, concurrent)
             if change is None:
                 return None
@@ -488,6 +521,8 @@ class ManifestTable:
                 self._after_commit(dataset, base, change)
             except Exception as exc:  # the change is committed: the cache and the upkeep only help
                 _logger.warning("__manifest at %s: upkeep after a commit failed: %s", self.uri, exc)
+            if pinned is not None:  # the block reads what it wrote
+                self._local.pinned = ManifestView(self, dataset)
             return change
         raise AssertionError("unreachable")
 
