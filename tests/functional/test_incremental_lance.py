@@ -8,7 +8,7 @@ from decimal import Decimal
 import lance
 import pyarrow as pa
 import pytest
-from dbt.tests.util import run_dbt
+from dbt.tests.util import run_dbt, run_dbt_and_capture, write_file
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 from tests.functional.atomic_publish_project import AtomicPublishProject
@@ -479,3 +479,49 @@ class TestMergeColumnLists:
         run_dbt(["run", "--select", "both_lists"])  # the first run creates the table
         results = run_dbt(["run", "--select", "both_lists"], expect_pass=False)
         assert "merge_update_columns and merge_exclude_columns cannot both be set" in results[0].message
+
+
+# A project's own strategy, as dbt documents them: it reads the table's columns from `dest_columns`
+# (which the adapter reads only when a strategy does) and returns SQL for dbt to run.
+INSERT_NAMED_SQL = """
+{% macro get_incremental_insert_named_sql(arg_dict) %}
+  {%- set names = arg_dict['dest_columns'] | map(attribute='name') | list -%}
+  {%- set count = arg_dict['dest_columns'] | length -%}
+  {%- do log('dest_columns: ' ~ names | join(',') ~ ' (' ~ count ~ ')', info=true) -%}
+  insert into {{ arg_dict['target_relation'] }} ({{ names | join(', ') }})
+  select {{ names | join(', ') }} from ({{ arg_dict['compiled_code'] }}) as new_rows
+{% endmacro %}
+"""
+
+INSERT_NAMED = """
+{{ config(materialized='incremental', incremental_strategy='insert_named') }}
+select {{ var('round', 1) }} as id, 'r{{ var('round', 1) }}' as label, 0 as extra
+"""
+
+INSERT_NAMED_LATER = """
+{{ config(materialized='incremental', incremental_strategy='insert_named') }}
+select 'r{{ var('round', 1) }}' as label, {{ var('round', 1) }} as id, 9 as extra
+"""
+
+
+class TestCustomStrategyReadsDestColumns:
+    @pytest.fixture(scope="class")
+    def macros(self) -> dict[str, str]:
+        return {"insert_named.sql": INSERT_NAMED_SQL}
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"insert_named.sql": INSERT_NAMED}
+
+    def test_a_projects_strategy_gets_the_tables_columns(self, project, lancens_root: str) -> None:
+        run_dbt(["run"])
+        # the table's three columns, in its order, reach the strategy, which inserts by name
+        write_file(INSERT_NAMED_LATER, project.project_root, "models", "insert_named.sql")
+        _, output = run_dbt_and_capture(["run", "--vars", "{round: 2}"])
+        assert "dest_columns: id,label,extra (3)" in output
+        table = DirectoryNamespace(lancens_root).describe_table([project.test_schema, "insert_named"])
+        rows = sorted(lance.dataset(table.location).to_table().to_pylist(), key=lambda row: row["id"])
+        assert rows == [
+            {"id": 1, "label": "r1", "extra": 0},
+            {"id": 2, "label": "r2", "extra": 9},
+        ]

@@ -193,6 +193,18 @@ class LancensConnectionManager(SparkConnectionManager):
         connection.state = ConnectionState.OPEN  # type: ignore[assignment]
         return connection
 
+    def end_shared_reads(self) -> None:
+        """Stop serving the catalog state `_check_root` holds for the start of a run (on any thread,
+        with or without a connection of its own): reads find the latest state again."""
+        credentials = self.profile.credentials
+        if not isinstance(credentials, LancensCredentials):
+            return
+        try:
+            runtime = self._runtime_for(credentials)
+        except Exception:  # a profile no runtime can be made of has no state held
+            return
+        runtime.namespace.end_shared_reads()
+
     def job_description(self) -> str | None:
         """The calling thread's query comment (dbt sets it per node), else the node being run."""
         comment = self.query_header.comment.query_comment if self.query_header is not None else None
@@ -227,7 +239,12 @@ def _check_root(runtime: LancensRuntime, credentials: LancensCredentials) -> Non
 
     A root that is a file, or whose `__manifest` cannot be opened (corrupt version file, no access),
     would otherwise surface as a raw storage error in the middle of dbt's schema creation. Checked
-    once per runtime: a listing of the root namespace, which reads `__manifest`."""
+    once per runtime: a listing of the root namespace, which reads `__manifest`.
+
+    The catalog state it reads is held for dbt's schema listing and relation cache fill, which
+    follow on other threads and calls (`DirectoryNamespace.share_reads`): the start of a run reads
+    the catalog once. The end of the cache fill, the first node or the first commit ends that
+    (`LancensAdapter.set_relations_cache`, `pre_model_hook`)."""
     namespace = runtime.namespace
     if runtime.root_checked:
         return
@@ -237,7 +254,9 @@ def _check_root(runtime: LancensRuntime, credentials: LancensCredentials) -> Non
             "point `root` at a directory (it is created if it does not exist)"
         )
     try:
-        namespace.list_namespaces([], limit=1)
+        namespace.share_reads()
+        with namespace.consistent_reads(shared=True):
+            namespace.list_namespaces([], limit=1)
     except Exception as exc:
         text = credentials.redact(spark_error_message(exc))
         raise DbtRuntimeError(

@@ -27,6 +27,7 @@ from dbt.adapters.lancens.adapter import atomic_request
 from dbt.adapters.lancens.adapter.connections import LancensConnectionManager
 from dbt.adapters.lancens.adapter.macro_arguments import days_or_none, flag, whole_number_or_none
 from dbt.adapters.lancens.commits import publish, writes
+from dbt.adapters.lancens.commits.table_write import open_write, table_seen
 from dbt.adapters.lancens.definitions import maintenance_config
 from dbt.adapters.lancens.definitions.column import LancensColumn
 from dbt.adapters.lancens.definitions.names import (
@@ -123,6 +124,21 @@ class LancensAdapter(SparkAdapter):
         connection = self.connections.get_thread_connection()
         return connection.handle.runtime
 
+    def set_relations_cache(self, *args: Any, **kwargs: Any) -> None:
+        """dbt's relation cache, filled from the catalog state the connection's root check read
+        (`list_relations_without_caching`); a listing after the fill (a schema dbt did not cache)
+        finds the latest one."""
+        try:
+            super().set_relations_cache(*args, **kwargs)
+        finally:
+            self.connections.end_shared_reads()
+
+    def pre_model_hook(self, config: Any) -> Any:
+        """A node starts: the catalog state held for the start of the run is no longer read, also
+        when dbt filled no relation cache (`--no-populate-cache`)."""
+        self.connections.end_shared_reads()
+        return super().pre_model_hook(config)
+
     # -- schemas are namespaces ---------------------------------------------------------------------
     def create_schema(self, relation: BaseRelation) -> None:
         """The schema's namespace; usually the run's first write, so a root the storage refuses (a
@@ -156,6 +172,12 @@ class LancensAdapter(SparkAdapter):
 
     def get_columns_in_relation(self, relation: BaseRelation) -> list[LancensColumn]:  # type: ignore[override]
         return relations.columns_of(self.runtime, relation)  # type: ignore[arg-type]
+
+    @available
+    def columns_when_read(self, relation: LancensRelation) -> relations.DeferredColumns:
+        """`get_columns_in_relation`, read only when something reads them (an incremental run's
+        `dest_columns`, which the built-in strategies never do)."""
+        return relations.DeferredColumns(self.runtime, relation)
 
     @_node_write
     def drop_relation(self, relation: BaseRelation, on_drop: str = "purge") -> None:
@@ -197,18 +219,23 @@ class LancensAdapter(SparkAdapter):
         name = relation.identifier or ""
         with self.connections.exception_handler(compiled_code):
             code = self.connections.model_sql(compiled_code, language)
-            result = model_frame.result_frame(
-                runtime,
-                relation.table_id,
-                code,
-                language,
-                indexes=indexes,
-                embeddings=embeddings,
-                adds_rows=mode == "append",
-            )
-            version = writes.write_frame(
-                runtime,
-                table_id(relation.schema or "", name),
+            target = table_id(relation.schema or "", name)
+            # A SQL model's query runs in the write's tasks, after the write is opened: the relations
+            # it reads and the table's version the write builds on come from one catalog state (one
+            # request on S3). A Python model runs in `result_frame`; its write opens afterwards.
+            with runtime.namespace.consistent_reads() if language == "sql" else nullcontext():
+                result = model_frame.result_frame(
+                    runtime,
+                    relation.table_id,
+                    code,
+                    language,
+                    indexes=indexes,
+                    embeddings=embeddings,
+                    adds_rows=mode == "append",
+                )
+                seen = table_seen(runtime, target) if language == "sql" else None
+            version = writes.write_opened(
+                open_write(runtime, target, seen=seen),
                 result.frame,
                 mode,
                 _provenance(provenance),
@@ -610,9 +637,9 @@ class LancensAdapter(SparkAdapter):
             spec_ = incremental.Spec(**spec)
             # `seen` is noted before the model's query runs (a Python model reads eagerly, in
             # `result_frame`). A SQL model's query runs in `apply`, after the frame is made, so its
-            # `seen` and the relations its frame reads come from one catalog state (one request on
-            # S3); the table is described again after the query, which still refuses a commit
-            # made while it ran.
+            # `seen`, the relations its frame reads and (rows added by Spark tasks) the write come
+            # from one catalog state (one request on S3); the table's version is looked at again
+            # after the query, which still refuses a commit made while it ran.
             with runtime.namespace.consistent_reads() if language == "sql" else nullcontext():
                 seen = incremental.version_before_query(runtime, relation.table_id, spec_)
                 result = model_frame.result_frame(
@@ -626,8 +653,9 @@ class LancensAdapter(SparkAdapter):
                     adds_rows=True,
                     on_schema_change=spec_.on_schema_change,
                 )
+                opened = incremental.open_before_query(runtime, relation.table_id, spec_, language)
             version, rows = incremental.apply(
-                runtime, relation.table_id, result.frame, spec_, _provenance(provenance), seen
+                runtime, relation.table_id, result.frame, spec_, _provenance(provenance), seen, opened
             )
         return AdapterResponse(_message=f"OK (version {version}{result.summary()})", rows_affected=rows)
 

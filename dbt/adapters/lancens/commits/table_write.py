@@ -18,7 +18,7 @@ import lance
 import pyarrow as pa
 from lance.fragment import FragmentMetadata
 
-from dbt.adapters.lancens.namespace import errors
+from dbt.adapters.lancens.namespace import TableInfo, errors
 from dbt.adapters.lancens.namespace.commit import StagedCommit
 from dbt.adapters.lancens.runtime.landing import Landing
 from dbt.adapters.lancens.runtime.process import LancensRuntime
@@ -128,9 +128,14 @@ class TableWrite:
         For rows Spark tasks wrote from the model's query, which may read the table (`{{ this }}`)
         while they run, after `refuse_if_moved_since`: Lance would let their Append land on some
         commits made meanwhile (a delete, another append), so rows would be lost or written twice.
-        Not checked in an atomic-publish run (the publish checks the run's tables)."""
-        latest = version_read(self.runtime, self.table_id)
-        if latest is None or latest == self.read_version:
+        Not checked in an atomic-publish run (the publish checks the run's tables).
+
+        Only the table's own versions are looked at (one request on S3): a drop or a move of the
+        table in the catalog meanwhile is refused by the commit's own catalog check."""
+        if not self.landing.visible_at_once or self.read_version is None:
+            return
+        latest = self.runtime.namespace.latest_version_at(self.location)
+        if latest == self.read_version:
             return
         self.abandon(written)
         raise self._moved(self.read_version, latest)
@@ -165,10 +170,39 @@ def version_read(runtime: LancensRuntime, table_id: Sequence[str]) -> int | None
     return runtime.landing.version_read(runtime.namespace, table_id)
 
 
-def open_write(runtime: LancensRuntime, table_id: Sequence[str], *, must_exist: bool = False) -> TableWrite:
+@dataclass(frozen=True)
+class TableSeen:
+    """The model's table as the catalog state its query was planned in showed it: `info` when it
+    has data there, else None (a new table, or one declared only)."""
+
+    info: TableInfo | None
+
+
+def table_seen(runtime: LancensRuntime, table_id: Sequence[str]) -> TableSeen | None:
+    """The table in the caller's catalog state, for `open_write(seen=...)`; None when the write
+    will build on a version the run staged (`open_write` takes it from the landing)."""
+    if runtime.landing.staged_tip(table_id) is not None:
+        return None
+    try:
+        info = runtime.namespace.describe_table(list(table_id))
+    except errors.TableNotFoundError:
+        return TableSeen(None)
+    return TableSeen(None if info.declared_only or info.version is None else info)
+
+
+def open_write(
+    runtime: LancensRuntime,
+    table_id: Sequence[str],
+    *,
+    must_exist: bool = False,
+    seen: TableSeen | None = None,
+) -> TableWrite:
     """Start a write to the table at its latest version (a later commit is pinned to it, so a
     concurrent writer's commit makes this one fail with 14 rather than be lost). `must_exist`:
-    a change to an existing table, which fails (4) rather than declare a new one."""
+    a change to an existing table, which fails (4) rather than declare a new one. `seen`:
+    `table_seen` in the catalog state the model's query was planned in, which the write builds on
+    without describing the table again; a table without data there is declared (the declaration
+    plans on the latest catalog state, and shares another writer's made meanwhile)."""
     namespace = runtime.namespace
     landing = runtime.landing
     tip = landing.staged_tip(table_id)
@@ -177,12 +211,15 @@ def open_write(runtime: LancensRuntime, table_id: Sequence[str], *, must_exist: 
     landing.claim(table_id)
     runtime.forget_committed(table_id)
     declared_here = False
-    try:
-        info = namespace.describe_table(list(table_id))
-    except errors.TableNotFoundError:
-        if must_exist:
-            raise
-        info = None
+    if seen is not None:
+        info = seen.info
+    else:
+        try:
+            info = namespace.describe_table(list(table_id))
+        except errors.TableNotFoundError:
+            if must_exist:
+                raise
+            info = None
     if info is None:
         info, declared_here = landing.reserve(namespace, table_id)
     if info is None:  # a location of its own, the table declared when the run publishes

@@ -43,9 +43,22 @@ def write_frame(
     `not_null` columns (a contract's constraints) become non-nullable Lance fields on overwrite."""
     if mode not in WRITE_MODES:
         raise ValueError(f"write mode must be one of {WRITE_MODES}, got {mode!r}")
-    write = open_write(runtime, table_id)
+    return write_opened(open_write(runtime, table_id), frame, mode, properties, not_null)
+
+
+def write_opened(
+    write: TableWrite,
+    frame: DataFrame,
+    mode: str,
+    properties: dict[str, str],
+    not_null: Sequence[str] = (),
+) -> int:
+    """`write_frame` through a write already opened (`open_write`), for a caller that opened it in
+    the catalog state the frame's query was planned in; the write is abandoned if this fails."""
     overwrite = mode == "overwrite" or write.dataset is None
     try:
+        if mode not in WRITE_MODES:
+            raise ValueError(f"write mode must be one of {WRITE_MODES}, got {mode!r}")
         schema = lance_write_schema(
             spark_arrow_schema(frame.schema),
             write.schema,

@@ -77,6 +77,18 @@ def version_before_query(runtime: LancensRuntime, table_id: list[str], spec: Spe
     return None if spec.strategy == "microbatch" else version_read(runtime, table_id)
 
 
+def open_before_query(
+    runtime: LancensRuntime, table_id: list[str], spec: Spec, language: str
+) -> TableWrite | None:
+    """The write of a SQL model whose rows Spark tasks add (`_appends`), opened before its query
+    runs (it runs in those tasks): the caller opens it in the catalog state it noted `seen` in, and
+    the table's version is checked once more after the tasks (`TableWrite.refuse_if_moved`). None
+    for the others: their query runs first, and `apply` opens their write after it."""
+    if language != "sql" or not _appends(spec):
+        return None
+    return open_write(runtime, table_id, must_exist=True)
+
+
 def apply(
     runtime: LancensRuntime,
     table_id: list[str],
@@ -84,11 +96,12 @@ def apply(
     spec: Spec,
     properties: dict[str, str],
     seen: int | None = None,
+    opened: TableWrite | None = None,
 ) -> tuple[int, int]:
     """Apply the model's result `frame` to the table by `spec`; return (new version, rows in result).
 
     `seen`: `version_before_query`, taken before `frame` was made; without it (callers that make
-    no query of the table) it is taken now, before `frame` runs."""
+    no query of the table) it is taken now, before `frame` runs. `opened`: `open_before_query`."""
     if spec.strategy not in STRATEGIES:
         raise ValueError(f"incremental_strategy must be one of {STRATEGIES}, got {spec.strategy!r}")
     if seen is None:
@@ -97,7 +110,7 @@ def apply(
     # rows only a strategy that looks at them needs: appends are written by Spark tasks
     rows = None if _appends(spec) else _as_vectors(frame.toArrow(), sizes)
     with runtime.writing(table_id):  # concurrent microbatch batches commit one after another
-        target = open_write(runtime, table_id, must_exist=True)
+        target = opened if opened is not None else open_write(runtime, table_id, must_exist=True)
         target.refuse_if_moved_since(seen)
         source = rows.schema if rows is not None else _as_vectors(_model_rows(frame), sizes).schema
         _require_key_columns(spec, source, target.current.schema)

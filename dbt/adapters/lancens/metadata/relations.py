@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import overload
+
 from dbt.adapters.contracts.relation import RelationType
 
 from dbt.adapters.lancens.definitions.column import LancensColumn
@@ -18,9 +21,12 @@ ON_DROP_CHOICES = ("purge", "deregister")
 def list_relations(
     runtime: LancensRuntime, database: str | None, namespace_id: list[str]
 ) -> list[LancensRelation]:
-    """Tables and views of one namespace; a namespace that does not exist has none."""
+    """Tables and views of one namespace; a namespace that does not exist has none.
+
+    One catalog state, found once (a request on S3): while dbt fills its relation cache at the
+    start of a run, the one the connection's root check read (`connections._check_root`)."""
     namespace = runtime.namespace
-    with namespace.consistent_reads():  # one catalog state, found once (a request on S3)
+    with namespace.consistent_reads(shared=True):
         if not namespace.namespace_exists(namespace_id):
             return []
         tables = all_pages(namespace.list_tables, namespace_id)
@@ -67,6 +73,38 @@ def columns_of(runtime: LancensRuntime, relation: LancensRelation) -> list[Lance
         )
         for index, (name, dtype) in enumerate(fields)
     ]
+
+
+class DeferredColumns(Sequence[LancensColumn]):
+    """A relation's columns (`columns_of`), read when first used, then kept.
+
+    dbt's incremental materialization hands the table's columns to the strategy as `dest_columns`.
+    The built-in strategies never read them (the adapter describes the table inside the commit's
+    own catalog state), so only a project's own strategy that does pays for the reads (two
+    requests on S3)."""
+
+    def __init__(self, runtime: LancensRuntime, relation: LancensRelation) -> None:
+        self._runtime = runtime
+        self._relation = relation
+        self._columns: list[LancensColumn] | None = None
+
+    def _read(self) -> list[LancensColumn]:
+        if self._columns is None:
+            self._columns = columns_of(self._runtime, self._relation)
+        return self._columns
+
+    @overload
+    def __getitem__(self, index: int) -> LancensColumn: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[LancensColumn]: ...
+    def __getitem__(self, index: int | slice) -> LancensColumn | Sequence[LancensColumn]:
+        return self._read()[index]
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __repr__(self) -> str:
+        return repr(self._read())
 
 
 def is_view(runtime: LancensRuntime, object_id: list[str]) -> bool:

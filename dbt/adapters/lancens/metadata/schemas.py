@@ -26,10 +26,13 @@ def create_schema(runtime: LancensRuntime, namespace_id: list[str]) -> None:
 
 
 def list_schemas(namespace: DirectoryNamespace) -> list[str]:
-    """Every namespace under the root, nested ones included, in dbt's dotted form."""
+    """Every namespace under the root, nested ones included, in dbt's dotted form.
+
+    One catalog state for the whole walk (a request on S3): at the start of a run, the one the
+    connection's root check read (`connections._check_root`)."""
     found: list[str] = []
     pending: list[list[str]] = [[]]
-    with namespace.consistent_reads():  # one catalog state for the whole walk (a request on S3)
+    with namespace.consistent_reads(shared=True):
         while pending:
             parent = pending.pop()
             for name in all_pages(namespace.list_namespaces, parent):

@@ -28,7 +28,7 @@
           'target_relation': target_relation,
           'temp_relation': none,
           'unique_key': config.get('unique_key'),
-          'dest_columns': adapter.get_columns_in_relation(existing_relation),
+          'dest_columns': adapter.columns_when_read(existing_relation),
           'incremental_predicates': config.get('incremental_predicates') or config.get('predicates'),
           'compiled_code': compiled_code,
           'language': language,
