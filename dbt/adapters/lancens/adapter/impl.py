@@ -67,6 +67,13 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
+def _planning_state(runtime: LancensRuntime, language: str) -> AbstractContextManager[None]:
+    """One catalog state for what a SQL model's query is planned on (the relations it reads, the
+    table's version its write builds on): one request on S3. A Python model runs while its frame is
+    made (`result_frame`), so its reads are not held in one state."""
+    return runtime.namespace.consistent_reads() if language == "sql" else nullcontext()
+
+
 def _node_write(
     method: Callable[Concatenate[LancensAdapter, _P], _R],
 ) -> Callable[Concatenate[LancensAdapter, _P], _R]:
@@ -220,10 +227,8 @@ class LancensAdapter(SparkAdapter):
         with self.connections.exception_handler(compiled_code):
             code = self.connections.model_sql(compiled_code, language)
             target = table_id(relation.schema or "", name)
-            # A SQL model's query runs in the write's tasks, after the write is opened: the relations
-            # it reads and the table's version the write builds on come from one catalog state (one
-            # request on S3). A Python model runs in `result_frame`; its write opens afterwards.
-            with runtime.namespace.consistent_reads() if language == "sql" else nullcontext():
+            # A SQL model's query runs in the write's tasks, after the write is opened (`seen`).
+            with _planning_state(runtime, language):
                 result = model_frame.result_frame(
                     runtime,
                     relation.table_id,
@@ -640,7 +645,7 @@ class LancensAdapter(SparkAdapter):
             # `seen`, the relations its frame reads and (rows added by Spark tasks) the write come
             # from one catalog state (one request on S3); the table's version is looked at again
             # after the query, which still refuses a commit made while it ran.
-            with runtime.namespace.consistent_reads() if language == "sql" else nullcontext():
+            with _planning_state(runtime, language):
                 seen = incremental.version_before_query(runtime, relation.table_id, spec_)
                 result = model_frame.result_frame(
                     runtime,
