@@ -143,6 +143,19 @@ def test_describe_table_finishes_an_interrupted_commit(root: str, tmp_path: Path
     assert lance.dataset(info.location).version == 2  # plain Lance readers see it from now on
 
 
+def test_a_writers_latest_version_includes_an_interrupted_commit(root: str, tmp_path: Path) -> None:
+    """A writer asking whether its table moved (`latest_version_at`, the append's check after its
+    Spark tasks) must count a version whose row is in the catalog although its manifest still has
+    its staging name: plain Lance does not list it yet, and an append built on version 1 would be
+    rebased onto it."""
+    ns = DirectoryNamespace(root)
+    before = ns.describe_table(T)  # this process reads the catalog: version management is on
+    assert before.version == 1
+    _kill_at(_child_commit, root, "row_inserted", tmp_path)
+    assert lance.dataset(before.location).version == 1  # the name Lance lists is still version 1's
+    assert ns.latest_version_at(before.location, T) == 2
+
+
 def test_describe_table_finishes_an_interrupted_first_commit(root: str, tmp_path: Path) -> None:
     _kill_at(_child_create, root, "row_inserted", tmp_path)
     ns = DirectoryNamespace(root)

@@ -99,8 +99,8 @@ def test_a_declaration_lost_inside_a_block_then_sees_the_winner(tmp_path: Path) 
 def test_latest_version_at_reads_the_tables_own_versions(tmp_path: Path) -> None:
     ours, other = _pair(tmp_path)
     info = ours.describe_table(["a", "t"])
-    assert ours.latest_version_at(info.location) == 1
+    assert ours.latest_version_at(info.location, ["a", "t"]) == 1
     lance.write_dataset(DATA, info.location, mode="append")
-    assert ours.latest_version_at(info.location) == 2
+    assert ours.latest_version_at(info.location, ["a", "t"]) == 2
     declared = other.declare_table(["a", "d"])
-    assert ours.latest_version_at(declared.location) is None
+    assert ours.latest_version_at(declared.location, ["a", "d"]) is None

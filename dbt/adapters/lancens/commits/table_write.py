@@ -130,11 +130,12 @@ class TableWrite:
         commits made meanwhile (a delete, another append), so rows would be lost or written twice.
         Not checked in an atomic-publish run (the publish checks the run's tables).
 
-        Only the table's own versions are looked at (one request on S3): a drop or a move of the
-        table in the catalog meanwhile is refused by the commit's own catalog check."""
+        Only the table's own versions are looked at (one request on S3; the catalog too under table
+        version management): a drop or a move of the table in the catalog meanwhile is refused by
+        the commit's own catalog check."""
         if not self.landing.visible_at_once or self.read_version is None:
             return
-        latest = self.runtime.namespace.latest_version_at(self.location)
+        latest = self.runtime.namespace.latest_version_at(self.location, self.table_id)
         if latest == self.read_version:
             return
         self.abandon(written)

@@ -189,13 +189,18 @@ class DirectoryNamespace:
         on S3). Callers must not change the object (commits return new ones)."""
         return self._context.open_dataset(location, version)
 
-    def latest_version_at(self, location: str) -> int | None:
-        """The newest version of the table stored at ``location`` (None: it has none), from the
-        table's own ``_versions/`` alone: one request on S3, no catalog read. For a writer that
-        knows where its table is and asks only whether another commit landed there; a drop or a
-        move of the table is the catalog's to tell (``commit_table`` checks it), and a commit that
-        another writer left half-done under table version management is finished by
-        ``describe_table``, not here."""
+    def latest_version_at(self, location: str, id: Sequence[str]) -> int | None:
+        """The newest version of table ``id``, stored at ``location`` (None: it has none), for a
+        writer that knows where its table is and asks only whether another commit landed there.
+
+        Without table version management that is the table's own ``_versions/`` alone: one request
+        on S3, no catalog read (a drop or a move of the table is the catalog's to tell, and
+        ``commit_table`` checks it). With it (as the newest catalog state this process read says:
+        the flag is never turned off, and ``commit_table`` reads it again) a version another writer
+        committed is the catalog's row, which may precede its manifest's final name, so this is
+        ``describe_table``'s version (which finishes such a commit first)."""
+        if False and self._versions.management_known():
+            return self.describe_table(id).version
         try:
             return self._context.open_dataset(location).version
         except ValueError as exc:

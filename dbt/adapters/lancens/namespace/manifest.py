@@ -444,6 +444,16 @@ class ManifestTable:
         """Latest committed manifest version (0 when ``__manifest`` does not exist yet)."""
         return self.current().version
 
+    def known_metadata(self) -> dict[str, str]:
+        """The metadata of the newest version this process has read or committed, without a
+        request: for a flag that is only ever turned on (table version management), where a later
+        commit checks the latest version again anyway."""
+        with self._lock:
+            handle, cached = self._handle, self._cached
+        if handle is not None and handle.version >= cached.version:
+            return dict(handle.metadata)
+        return dict(cached.metadata)
+
     def by_id(self) -> dict[str, Row]:
         return self.current().by_id
 

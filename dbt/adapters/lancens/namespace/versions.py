@@ -149,6 +149,14 @@ class VersionManager:
         """True when the ``__manifest`` metadata turns table version management on."""
         return self._ctx.manifest_enabled and self._ctx.manifest.metadata().get(TVM_KEY, "").lower() == "true"
 
+    def management_known(self) -> bool:
+        """``management_enabled`` as of the newest ``__manifest`` version this process read or
+        committed (no request): the flag is never turned off, and a commit reads it again."""
+        return (
+            self._ctx.manifest_enabled
+            and self._ctx.manifest.known_metadata().get(TVM_KEY, "").lower() == "true"
+        )
+
     def _table(self, table_id: Sequence[str]) -> ResolvedTable:
         return self._ctx.resolve_table(ids.validate(table_id, what="table", allow_root=False))
 
