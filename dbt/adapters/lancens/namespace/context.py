@@ -89,15 +89,21 @@ class NamespaceContext:
         kept = pinned.listings if pinned is not None and not pinned.shared else None
         if kept is not None and location in kept:
             return kept[location]
-        try:
-            found: tuple[bool, int | None] = (True, self.open_dataset(location).version)
-        except ValueError as exc:
-            if "not found" not in str(exc).lower():
-                raise
-            found = (False, None)  # no finalized version: declared only, or before its first commit
+        latest = self.open_latest(location)
+        found = (latest is not None, latest.version if latest is not None else None)
         if kept is not None:
             kept[location] = found
         return found
+
+    def open_latest(self, location: str) -> lance.LanceDataset | None:
+        """``open_dataset`` of the latest version; None when the table has no finalized version
+        (declared only, or before its first commit)."""
+        try:
+            return self.open_dataset(location)
+        except ValueError as exc:
+            if "not found" not in str(exc).lower():
+                raise
+            return None
 
     def keep(self, location: str, dataset: lance.LanceDataset) -> lance.LanceDataset:
         """memory:// tables vanish when no dataset references them: hold one handle per table."""

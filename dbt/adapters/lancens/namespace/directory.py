@@ -199,14 +199,10 @@ class DirectoryNamespace:
         the flag is never turned off, and ``commit_table`` reads it again) a version another writer
         committed is the catalog's row, which may precede its manifest's final name, so this is
         ``describe_table``'s version (which finishes such a commit first)."""
-        if False and self._versions.management_known():
+        if self._versions.management_known():
             return self.describe_table(id).version
-        try:
-            return self._context.open_dataset(location).version
-        except ValueError as exc:
-            if "not found" in str(exc).lower():
-                return None
-            raise
+        latest = self._context.open_latest(location)
+        return latest.version if latest is not None else None
 
     def table_location(self, id: Sequence[str]) -> str:
         """Where the table lives, or where it would be created (random outside V1 naming, so a writer
