@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from tests.conftest import free_port
-from tests.connect.server import ConnectServer, start_connect_server
+from tests.connect.server import ConnectServer, Relay, start_connect_server
 from tests.reliability.helpers import SAMPLE_TABLES, Project, make_project, wait_for
 
 
@@ -256,21 +256,30 @@ PAUSE = """
 
 def test_a_restarted_server_fails_the_run_naming_it(tmp_path: Path) -> None:
     """The server restarts under a running `dbt run`: the session on it is gone, and every model
-    that meets that says so, naming the server (no token), instead of PySpark's NO_ACTIVE_SESSION."""
-    port, token = free_port(), secrets.token_hex(16)
+    that meets that says so, naming the server (no token), instead of PySpark's NO_ACTIVE_SESSION.
+
+    dbt's address is a relay to the first server; the second runs already when the first is
+    stopped and the relay switched to it, so dbt's first retries meet it (a second server started
+    after the stop, on the first one's port, came up while dbt backed off, a minute later)."""
+    token = secrets.token_hex(16)
     markers = tmp_path / "markers"
     markers.mkdir()
     (tmp_path / "first").mkdir()
     (tmp_path / "second").mkdir()
-    with start_connect_server(tmp_path / "first", sys.executable, port=port, token=token) as server:
-        project = connect_project(tmp_path / "p", server, sample=False)
-        project.write("macros/pause_here.sql", PAUSE)
-        project.write("models/a_paused.sql", "select 1 as id where {{ pause_here() }}")
-        project.write("models/b_after.sql", "select 2 as id")
-        run = project.start("run", "--threads", "1", "--vars", json.dumps({"markers": str(markers)}))
-        wait_for(lambda: any(markers.iterdir()), "the first model's query on the server", process=run)
-    with start_connect_server(tmp_path / "second", sys.executable, port=port, token=token):
+    with start_connect_server(tmp_path / "second", sys.executable, token=token) as second, Relay() as relay:
+        with start_connect_server(tmp_path / "first", sys.executable, token=token) as first:
+            relay.switch(first.port)
+            server = ConnectServer(port=relay.port, token=token, log=first.log)
+            project = connect_project(tmp_path / "p", server, sample=False)
+            project.write("macros/pause_here.sql", PAUSE)
+            project.write("models/a_paused.sql", "select 1 as id where {{ pause_here() }}")
+            project.write("models/b_after.sql", "select 2 as id")
+            run = project.start("run", "--threads", "1", "--vars", json.dumps({"markers": str(markers)}))
+            wait_for(lambda: any(markers.iterdir()), "the first model's query on the server", process=run)
+            relay.switch(second.port)
+        # the first server is stopped: the query's stream to it ended, dbt's retries reach the second
         assert run.wait(timeout=600) != 0
     output = (project.path / "dbt.out").read_text()
-    assert f"lost its session on the Spark Connect server sc://localhost:{port}" in output, output[-4000:]
+    shown = f"sc://localhost:{relay.port}"  # the address dbt knows: the relay's
+    assert f"lost its session on the Spark Connect server {shown}" in output, output[-4000:]
     assert "NO_ACTIVE_SESSION" not in output and token not in output
