@@ -151,15 +151,17 @@ def run_many(plan: Sequence[Sequence[str]], cwd: Path, timeout: float = 1200) ->
 
 
 class DbtSession:
-    """ONE dbt process (``dbt_many.py --serve``: one JVM) that runs the invocations a test sends it,
-    one at a time, so the test can look at the root between two of them without a JVM start per
-    invocation. Only where no other process writes the root between two invocations and a cold
-    process is not the point: the session's Spark catalog keeps what earlier invocations registered.
-    Use as a context manager; the process ends when the block does."""
+    """ONE dbt process (``dbt_many.py --serve``: one JVM, or one Spark Connect client) that runs the
+    invocations a test sends it, one at a time, so the test can look at the root between two of
+    them without a process start per invocation. Only where a cold process is not the point and no
+    other writer moves what the session has already used between two of its invocations: the
+    session's Spark catalog keeps what earlier invocations registered. Use as a context manager;
+    the process ends when the block does."""
 
     def __init__(self, cwd: Path, timeout: float = 1200) -> None:
         self.timeout = timeout
-        self._stderr = open(cwd / "dbt_session.err", "w")  # noqa: SIM115 - closed in close()
+        self._stderr_path = cwd / "dbt_session.err"
+        self._stderr = open(self._stderr_path, "w")  # noqa: SIM115 - closed in close()
         self._process = subprocess.Popen(
             [sys.executable, str(Path(__file__).parent / "dbt_many.py"), "--serve"],
             cwd=cwd,
@@ -190,7 +192,11 @@ class DbtSession:
             line = self._outcomes.get(timeout=self.timeout)
         except queue.Empty:
             raise AssertionError(f"dbt {args} gave no outcome in {self.timeout} s") from None
-        assert line is not None, f"the dbt session exited ({self._process.poll()}) during dbt {args}"
+        if line is None:
+            stderr = self._stderr_path.read_text()[-3000:]
+            raise AssertionError(
+                f"the dbt session exited ({self._process.poll()}) during dbt {args}: {stderr}"
+            )
         outcome: dict[str, Any] = json.loads(line)[0]
         return outcome
 
