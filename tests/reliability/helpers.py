@@ -124,14 +124,6 @@ class Project:
     def namespace(self) -> DirectoryNamespace:
         return DirectoryNamespace.from_properties(namespace_properties(self.root, self.storage_options))
 
-    def run_all(self, *invocations: Sequence[str]) -> list[dict[str, Any]]:
-        """Several dbt commands of this project in one process (``run_many``), each asserted to
-        succeed; their outcomes in order."""
-        outcomes = run_many([[str(self.path), *args] for args in invocations], self.path)
-        for args, outcome in zip(invocations, outcomes, strict=True):
-            assert outcome["success"], (args, outcome["exception"], outcome["log"][-4000:])
-        return outcomes
-
 
 def run_many(plan: Sequence[Sequence[str]], cwd: Path, timeout: float = 1200) -> list[dict[str, Any]]:
     """Run each ``[project dir, *dbt args]`` of ``plan`` in ONE dbt process (``dbt_many.py``: one JVM

@@ -74,12 +74,6 @@ def _project(directory: Path, root: str, options: dict[str, str] | None = None, 
     return project
 
 
-def _dbt(project: Project, *args: str) -> str:
-    run = project.run(*args)
-    assert run.returncode == 0, run.output[-4000:]
-    return run.output
-
-
 def _rows(ns: DirectoryNamespace) -> dict[str, str | None]:
     """object id -> location of every `__manifest` row, read with plain Lance, not the engine."""
     manifest = lance.dataset(ns.storage.join("__manifest"), storage_options=ns.storage_options or None)
@@ -193,13 +187,15 @@ def _check_every_cleanup(dbt: DbtSession, projects: dict[str, Project]) -> None:
         assert counts[("ops", "dev", "events")] == counts[("ops", "live", "events")] == 20, store
 
 
-def test_repair_restores_a_view_directory_an_old_cleanup_deleted(tmp_path: Path) -> None:
-    """The views are built by one dbt process; a second one (a session) repairs, cleans and reads
-    the view, with the test deleting directories between its steps: it is the process that has
-    not registered the views in its catalog yet, as a user's next run."""
+def test_repair_restores_a_view_directory_an_old_cleanup_deleted(
+    tmp_path: Path, setup_dbt: DbtSession
+) -> None:
+    """The views are built by the worker's setup process; another one (a session) repairs, cleans
+    and reads the view, with the test deleting directories between its steps: it is the process
+    that has not registered the views in its catalog yet, as a user's next run."""
     project = _project(tmp_path / "proj", str(tmp_path / "root"))
     project.write("models/reads_view.sql", READS_VIEW)
-    project.run_all(["run", "--exclude", "reads_view"])
+    setup_dbt.succeed([[str(project.path), "run", "--exclude", "reads_view"]])
     ns = project.namespace()
     before = registered_files(ns)
     for view in ("v_a", "v_b"):  # what the old cleanup_namespace did to every view
@@ -235,12 +231,12 @@ def _atomic(project: Project) -> None:
     (project.path / "dbt_project.yml").write_text(yaml.safe_dump(config))
 
 
-def test_cleanup_sweeps_what_a_killed_atomic_run_left(tmp_path: Path) -> None:
+def test_cleanup_sweeps_what_a_killed_atomic_run_left(tmp_path: Path, setup_dbt: DbtSession) -> None:
     project = _project(tmp_path / "proj", str(tmp_path / "root"), atomic_publish=True)
     project.remove("models/maintained.sql")
     project.write("models/slow.sql", SLOW)
     _atomic(project)
-    _dbt(project, "run")
+    setup_dbt.succeed([[str(project.path), "run"]])
     ns = project.namespace()
     events = ns.describe_table(["ops", "live", "events"]).location
     published = _index_dirs(ns, events)
