@@ -7,6 +7,7 @@ import secrets
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -117,3 +118,61 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+class Relay:
+    """A TCP relay on 127.0.0.1 to the Spark Connect server on the port last given to `switch`: a
+    client of the relay sees one address whose server restarts, while the next server was started
+    beforehand and answers at once (a client that lost its server backs off for a minute between
+    its late retries; a server started after the loss is met by one of those). Bytes are passed on
+    as they are; a connection ends when either side ends it."""
+
+    def __init__(self) -> None:
+        self.target: int | None = None
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self._listener.getsockname()[1])
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def switch(self, target: int) -> None:
+        """Connections from now on reach the server on `target`; open ones stay with theirs."""
+        self.target = target
+
+    def close(self) -> None:
+        self._listener.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return  # closed
+            try:
+                if self.target is None:
+                    raise ConnectionRefusedError
+                upstream = socket.create_connection(("127.0.0.1", self.target))
+            except OSError:
+                client.close()  # no server there: the client sees a refused connection, as without a relay
+                continue
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=_pump, args=(source, sink), daemon=True).start()
+
+    def __enter__(self) -> Relay:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    try:
+        while data := source.recv(65536):
+            sink.sendall(data)
+    except OSError:
+        pass
+    finally:  # one side ended: end both, so the other side's peer sees it too
+        for end in (source, sink):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            end.close()

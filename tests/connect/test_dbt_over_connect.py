@@ -1,7 +1,9 @@
 """dbt itself as a Spark Connect client: the sample project, versions, DDL, atomic publish, debug.
 
-Every dbt command is a child process whose profile has `remote` (the session's local server) and
-no `master`; the root is a local directory both the server and dbt reach. What is checked is what
+Every dbt command runs in a child process whose profile has `remote` (the session's local server)
+and no `master`; the root is a local directory both the server and dbt reach. Where what is checked
+is the tables and dbt's results, not the process's own output, the commands are invocations in the
+module's one client process (`DbtSession`: dbt's start-up paid once). What is checked is what
 a user would see: the tables and versions on disk, read with pylance; dbt's results; and that the
 server's token appears in no output, log or artifact.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import secrets
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import lance
@@ -18,8 +21,8 @@ import pytest
 import yaml
 
 from tests.conftest import free_port
-from tests.connect.server import ConnectServer, start_connect_server
-from tests.reliability.helpers import SAMPLE_TABLES, Project, make_project, wait_for
+from tests.connect.server import ConnectServer, Relay, start_connect_server
+from tests.reliability.helpers import SAMPLE_TABLES, DbtSession, Project, make_project, wait_for
 
 
 def connect_project(
@@ -45,6 +48,18 @@ def assert_token_nowhere(project: Project, server: ConnectServer, *outputs: str)
     for path in [*(project.path / "logs").rglob("*"), *(project.path / "target").rglob("*")]:
         if path.is_file():
             assert server.token.encode() not in path.read_bytes(), path
+
+
+@pytest.fixture(scope="module")
+def dbt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DbtSession]:
+    """The module's dbt client process for the invocations whose output is not what is checked."""
+    with DbtSession(tmp_path_factory.mktemp("session")) as session:
+        yield session
+
+
+def _succeeds(dbt: DbtSession, project: Project, *args: str) -> None:
+    outcome = dbt.invoke(project.path, *args)
+    assert outcome["success"], (args, outcome["exception"], outcome["log"][-5000:])
 
 
 @pytest.fixture(scope="module")
@@ -75,11 +90,10 @@ def test_sample_project_builds_over_connect(sample_built, connect_server: Connec
     assert_token_nowhere(project, connect_server, output)
 
 
-def test_a_second_build_over_connect_is_one_version_further(sample_built) -> None:
+def test_a_second_build_over_connect_is_one_version_further(sample_built, dbt: DbtSession) -> None:
     project, _ = sample_built
     before = table_versions(project)
-    again = project.run("build", timeout=900)
-    assert again.returncode == 0, again.output[-5000:]
+    _succeeds(dbt, project, "build")
     grown = {name: 2 if name == "analytics.marts.documents" else 1 for name in before}
     assert table_versions(project) == {name: v + grown[name] for name, v in before.items()}
 
@@ -94,22 +108,23 @@ def test_docs_generate_over_connect_lists_every_table(sample_built, connect_serv
     assert_token_nowhere(project, connect_server, docs.output)
 
 
-def test_versions_macros_over_connect(sample_built) -> None:
+def test_versions_macros_over_connect(sample_built, dbt: DbtSession) -> None:
     project, _ = sample_built
     table = lance.dataset(project.namespace().describe_table(["analytics", "marts", "orders"]).location)
     first = table.versions()[0]["version"]
     rows_then = lance.dataset(table.uri, version=first).count_rows()
-    restore = project.run(
-        "run-operation", "lancens.restore_table",
+    _succeeds(
+        dbt, project, "run-operation", "lancens.restore_table",
         "--args", json.dumps({"relation": "analytics.marts.orders", "version": first}),
     )  # fmt: skip
-    assert restore.returncode == 0, restore.output[-5000:]
     restored = lance.dataset(table.uri)
     assert restored.version == table.version + 1
     assert restored.count_rows() == rows_then
 
 
-def test_ddl_dml_and_schema_change_over_connect(tmp_path: Path, connect_server: ConnectServer) -> None:
+def test_ddl_dml_and_schema_change_over_connect(
+    tmp_path: Path, connect_server: ConnectServer, dbt: DbtSession
+) -> None:
     """Statements the adapter applies itself (no JVM parser on a client): CTAS, UPDATE and DELETE in
     hooks, and an incremental model's added and dropped columns."""
     project = connect_project(tmp_path / "p", connect_server, sample=False)
@@ -127,8 +142,7 @@ def test_ddl_dml_and_schema_change_over_connect(tmp_path: Path, connect_server: 
         '  "delete from {{ this.schema }}.copied where id = 0"]) }}\n'
         "select id from range(3)",
     )
-    first = project.run("run")
-    assert first.returncode == 0, first.output[-5000:]
+    _succeeds(dbt, project, "run")
     namespace = project.namespace()
     copied = lance.dataset(namespace.describe_table(["analytics", "copied"]).location)
     assert sorted(copied.to_table()["id"].to_pylist()) == [10, 21]
@@ -137,15 +151,14 @@ def test_ddl_dml_and_schema_change_over_connect(tmp_path: Path, connect_server: 
         "{{ config(materialized='incremental', on_schema_change='sync_all_columns') }}\n"
         "select id + 4 as id, 1.5 as score from range(2)",
     )
-    second = project.run("run", "--select", "events")
-    assert second.returncode == 0, second.output[-5000:]
+    _succeeds(dbt, project, "run", "--select", "events")
     events = lance.dataset(namespace.describe_table(["analytics", "events"]).location).to_table()
     assert events.column_names == ["id", "score"]
     assert sorted(events["id"].to_pylist()) == [0, 1, 2, 3, 4, 5]
 
 
 def test_incremental_merge_with_predicates_over_connect(
-    tmp_path: Path, connect_server: ConnectServer
+    tmp_path: Path, connect_server: ConnectServer, dbt: DbtSession
 ) -> None:
     """The merge that joins result and table on the server, then deletes the matched rows by their
     Lance address: a key's row the predicates exclude stays, an excluded column keeps its value."""
@@ -159,13 +172,11 @@ def test_incremental_merge_with_predicates_over_connect(
         "models/items.sql",
         model + "select 1 as id, part, 'v1' as value, 'first' as note from values ('old'), ('new') t(part)",
     )
-    first = project.run("run")
-    assert first.returncode == 0, first.output[-5000:]
+    _succeeds(dbt, project, "run")
     project.write(
         "models/items.sql", model + "select 1 as id, 'new' as part, 'v2' as value, 'second' as note"
     )
-    second = project.run("run")
-    assert second.returncode == 0, second.output[-5000:]
+    _succeeds(dbt, project, "run")
     namespace = project.namespace()
     items = lance.dataset(namespace.describe_table(["analytics", "items"]).location)
     assert sorted(items.to_table().to_pylist(), key=lambda row: row["part"]) == [
@@ -175,7 +186,7 @@ def test_incremental_merge_with_predicates_over_connect(
     assert items.version == 2
 
 
-def test_atomic_publish_over_connect(tmp_path: Path, connect_server: ConnectServer) -> None:
+def test_atomic_publish_over_connect(tmp_path: Path, connect_server: ConnectServer, dbt: DbtSession) -> None:
     project = connect_project(tmp_path / "p", connect_server, sample=False, atomic_publish=True)
     settings = yaml.safe_load((project.path / "dbt_project.yml").read_text())
     settings["on-run-start"] = ["{{ lancens_begin_atomic_publish() }}"]
@@ -183,14 +194,12 @@ def test_atomic_publish_over_connect(tmp_path: Path, connect_server: ConnectServ
     project.write("dbt_project.yml", yaml.safe_dump(settings))
     project.write("models/a.sql", "select id from range(3)")
     project.write("models/b.sql", "select id from {{ ref('a') }} where id > 0")
-    done = project.run("run")
-    assert done.returncode == 0, done.output[-5000:]
+    _succeeds(dbt, project, "run")
     namespace = project.namespace()
     b = lance.dataset(namespace.describe_table(["analytics", "b"]).location)
     assert sorted(b.to_table()["id"].to_pylist()) == [1, 2]  # b read a's staged version
     project.write("models/b.sql", "select id, missing_column from {{ ref('a') }}")
-    failed = project.run("run")
-    assert failed.returncode != 0
+    assert not dbt.invoke(project.path, "run")["success"]
     assert lance.dataset(namespace.describe_table(["analytics", "a"]).location).version == 1  # unpublished
 
 
@@ -256,21 +265,30 @@ PAUSE = """
 
 def test_a_restarted_server_fails_the_run_naming_it(tmp_path: Path) -> None:
     """The server restarts under a running `dbt run`: the session on it is gone, and every model
-    that meets that says so, naming the server (no token), instead of PySpark's NO_ACTIVE_SESSION."""
-    port, token = free_port(), secrets.token_hex(16)
+    that meets that says so, naming the server (no token), instead of PySpark's NO_ACTIVE_SESSION.
+
+    dbt's address is a relay to the first server; the second runs already when the first is
+    stopped and the relay switched to it, so dbt's first retries meet it (a second server started
+    after the stop, on the first one's port, came up while dbt backed off, a minute later)."""
+    token = secrets.token_hex(16)
     markers = tmp_path / "markers"
     markers.mkdir()
     (tmp_path / "first").mkdir()
     (tmp_path / "second").mkdir()
-    with start_connect_server(tmp_path / "first", sys.executable, port=port, token=token) as server:
-        project = connect_project(tmp_path / "p", server, sample=False)
-        project.write("macros/pause_here.sql", PAUSE)
-        project.write("models/a_paused.sql", "select 1 as id where {{ pause_here() }}")
-        project.write("models/b_after.sql", "select 2 as id")
-        run = project.start("run", "--threads", "1", "--vars", json.dumps({"markers": str(markers)}))
-        wait_for(lambda: any(markers.iterdir()), "the first model's query on the server", process=run)
-    with start_connect_server(tmp_path / "second", sys.executable, port=port, token=token):
+    with start_connect_server(tmp_path / "second", sys.executable, token=token) as second, Relay() as relay:
+        with start_connect_server(tmp_path / "first", sys.executable, token=token) as first:
+            relay.switch(first.port)
+            server = ConnectServer(port=relay.port, token=token, log=first.log)
+            project = connect_project(tmp_path / "p", server, sample=False)
+            project.write("macros/pause_here.sql", PAUSE)
+            project.write("models/a_paused.sql", "select 1 as id where {{ pause_here() }}")
+            project.write("models/b_after.sql", "select 2 as id")
+            run = project.start("run", "--threads", "1", "--vars", json.dumps({"markers": str(markers)}))
+            wait_for(lambda: any(markers.iterdir()), "the first model's query on the server", process=run)
+            relay.switch(second.port)
+        # the first server is stopped: the query's stream to it ended, dbt's retries reach the second
         assert run.wait(timeout=600) != 0
     output = (project.path / "dbt.out").read_text()
-    assert f"lost its session on the Spark Connect server sc://localhost:{port}" in output, output[-4000:]
+    shown = f"sc://localhost:{relay.port}"  # the address dbt knows: the relay's
+    assert f"lost its session on the Spark Connect server {shown}" in output, output[-4000:]
     assert "NO_ACTIVE_SESSION" not in output and token not in output

@@ -6,6 +6,9 @@ Used where the point is what dbt does or says, not a separate JVM (``helpers.run
 bad-input cases and the maintenance sequences.
 
 Usage: python dbt_many.py '[["/path/to/project", "build"], ...]'
+       python dbt_many.py --serve   (``helpers.DbtSession``: one `[project, *args]` JSON line read
+       from stdin at a time, its outcome printed before the next is read, until stdin closes; the
+       test looks at the root between two invocations while the JVM stays up)
 """
 
 from __future__ import annotations
@@ -44,5 +47,14 @@ def main(plan: list[list[str]]) -> None:
     print(MARKER + json.dumps(outcomes), flush=True)
 
 
+def serve() -> None:
+    for line in sys.stdin:
+        project, *args = json.loads(line)
+        print(MARKER + json.dumps([invoke(project, args)]), flush=True)
+
+
 if __name__ == "__main__":
-    main(json.loads(sys.argv[1]))
+    if sys.argv[1] == "--serve":
+        serve()
+    else:
+        main(json.loads(sys.argv[1]))

@@ -11,10 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -122,14 +124,6 @@ class Project:
     def namespace(self) -> DirectoryNamespace:
         return DirectoryNamespace.from_properties(namespace_properties(self.root, self.storage_options))
 
-    def run_all(self, *invocations: Sequence[str]) -> list[dict[str, Any]]:
-        """Several dbt commands of this project in one process (``run_many``), each asserted to
-        succeed; their outcomes in order."""
-        outcomes = run_many([[str(self.path), *args] for args in invocations], self.path)
-        for args, outcome in zip(invocations, outcomes, strict=True):
-            assert outcome["success"], (args, outcome["exception"], outcome["log"][-4000:])
-        return outcomes
-
 
 def run_many(plan: Sequence[Sequence[str]], cwd: Path, timeout: float = 1200) -> list[dict[str, Any]]:
     """Run each ``[project dir, *dbt args]`` of ``plan`` in ONE dbt process (``dbt_many.py``: one JVM
@@ -146,6 +140,82 @@ def run_many(plan: Sequence[Sequence[str]], cwd: Path, timeout: float = 1200) ->
     assert lines, done.stdout[-3000:] + done.stderr[-3000:]
     outcomes: list[dict[str, Any]] = json.loads(lines[-1][len(MARKER) :])
     return outcomes
+
+
+class DbtSession:
+    """ONE dbt process (``dbt_many.py --serve``: one JVM, or one Spark Connect client) that runs the
+    invocations a test sends it, one at a time, so the test can look at the root between two of
+    them without a process start per invocation. Only where a cold process is not the point and no
+    other writer moves what the session has already used between two of its invocations: the
+    session's Spark catalog keeps what earlier invocations registered. Use as a context manager;
+    the process ends when the block does."""
+
+    def __init__(self, cwd: Path, timeout: float = 1200) -> None:
+        self.timeout = timeout
+        self._stderr_path = cwd / "dbt_session.err"
+        self._stderr = open(self._stderr_path, "w")  # noqa: SIM115 - closed in close()
+        self._process = subprocess.Popen(
+            [sys.executable, str(Path(__file__).parent / "dbt_many.py"), "--serve"],
+            cwd=cwd,
+            env=dbt_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            start_new_session=True,
+        )
+        # dbt prints its console log to stdout too: a thread drains it, passing on the outcome lines
+        self._outcomes: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self._process.stdout is not None
+        for line in self._process.stdout:
+            if line.startswith(MARKER):
+                self._outcomes.put(line[len(MARKER) :])
+        self._outcomes.put(None)  # the process exited
+
+    def invoke(self, project: Path, *args: str) -> dict[str, Any]:
+        """One dbt invocation of `project` in the session's process: its outcome (as ``run_many``)."""
+        assert self._process.stdin is not None
+        self._process.stdin.write(json.dumps([str(project), *args]) + "\n")
+        self._process.stdin.flush()
+        try:
+            line = self._outcomes.get(timeout=self.timeout)
+        except queue.Empty:
+            raise AssertionError(f"dbt {args} gave no outcome in {self.timeout} s") from None
+        if line is None:
+            stderr = self._stderr_path.read_text()[-3000:]
+            raise AssertionError(
+                f"the dbt session exited ({self._process.poll()}) during dbt {args}: {stderr}"
+            )
+        outcome: dict[str, Any] = json.loads(line)[0]
+        return outcome
+
+    def succeed(self, plan: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
+        """Each ``[project dir, *dbt args]`` of ``plan`` in turn, asserted to succeed; their outcomes."""
+        outcomes = []
+        for project, *args in plan:
+            outcome = self.invoke(Path(project), *args)
+            assert outcome["success"], (args, outcome["exception"], outcome["log"][-4000:])
+            outcomes.append(outcome)
+        return outcomes
+
+    def close(self) -> None:
+        """Close stdin (the process's loop ends); SIGKILL its group if it has not exited by then."""
+        if self._process.stdin is not None:
+            self._process.stdin.close()
+        try:
+            self._process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            kill_group(self._process)
+        self._stderr.close()
+
+    def __enter__(self) -> DbtSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @dataclass

@@ -27,7 +27,7 @@ import yaml
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
 from dbt.adapters.lancens.namespace.layout import INDICES_DIR, MARKER_CONTENT, RESERVED_MARKER
-from tests.reliability.helpers import Project, check_namespace, kill_group, make_project, run_many, wait_for
+from tests.reliability.helpers import DbtSession, Project, check_namespace, kill_group, make_project, wait_for
 
 SCHEMA = "ops.live"
 EVENTS = """
@@ -61,6 +61,7 @@ CLEAN_ALL = """
   {%- endfor -%}
 {% endmacro %}
 """
+CLEANUP_NOW = ["run-operation", "lancens.cleanup_namespace", "--args", "{grace_hours: 0}"]
 TABLES = [f"{SCHEMA}.events", f"{SCHEMA}.maintained", f"{SCHEMA}.deep.nested", "ops.dev.events"]
 
 
@@ -71,12 +72,6 @@ def _project(directory: Path, root: str, options: dict[str, str] | None = None, 
         project.write(f"models/{name}.sql", sql)
     project.write("macros/clean_all.sql", CLEAN_ALL)
     return project
-
-
-def _dbt(project: Project, *args: str) -> str:
-    run = project.run(*args)
-    assert run.returncode == 0, run.output[-4000:]
-    return run.output
 
 
 def _rows(ns: DirectoryNamespace) -> dict[str, str | None]:
@@ -111,11 +106,11 @@ def _view_directory(ns: DirectoryNamespace, view: str) -> str:
     return _directory(ns, location)
 
 
-def _build_everything_and_clean(*projects: Project) -> None:
+def _build_everything_and_clean(dbt: DbtSession, *projects: Project) -> None:
     """Every kind of object, old versions to clean, a tagged version with its own index, a clone;
     then one cleanup of every kind with a 24 h grace, which removes the old untagged versions and
-    spares every young file. One dbt process for every project (each root in turn): what is
-    checked is the files, not a JVM per step."""
+    spares every young file. In the test's one dbt process, every project (each root) in turn:
+    what is checked is the files, not a JVM per step."""
     plan: list[list[str]] = []
     for project in projects:
         profiles = yaml.safe_load((project.path / "profiles.yml").read_text())
@@ -132,15 +127,7 @@ def _build_everything_and_clean(*projects: Project) -> None:
             ["run-operation", "clean_all", "--args", json.dumps({"tables": TABLES, "grace_hours": 24})],
         ]
         plan += [[str(project.path), *step] for step in steps]
-    _all_succeed(plan, projects[0].path.parent)
-
-
-def _all_succeed(plan: list[list[str]], cwd: Path) -> list[dict]:
-    """``run_many`` of ``plan``, each invocation asserted to succeed; their outcomes in order."""
-    outcomes = run_many(plan, cwd)
-    for step, outcome in zip(plan, outcomes, strict=True):
-        assert outcome["success"], (step, outcome["exception"], outcome["log"][-4000:])
-    return outcomes
+    dbt.succeed(plan)
 
 
 def _index_dirs(ns: DirectoryNamespace, location: str) -> set[str]:
@@ -150,15 +137,22 @@ def _index_dirs(ns: DirectoryNamespace, location: str) -> set[str]:
 
 
 def test_every_cleanup_leaves_registered_objects_byte_for_byte(s3_server, tmp_path: Path) -> None:
-    """On a local root and on S3 side by side: each dbt process serves both roots in turn (it
-    was a test per store, each paying for the same three dbt processes)."""
+    """On a local root and on S3 side by side: one dbt process (a session) serves both roots in turn,
+    for every step; the test reads the files between its steps (it was a test per store, each
+    paying for three dbt processes, then three processes for both). Nothing but the session writes
+    the roots, so its warm catalog changes nothing that is checked."""
     projects = {
         "local": _project(tmp_path / "local", str(tmp_path / "root")),
         "s3": _project(
             tmp_path / "s3", s3_server.uri(f"registered/{tmp_path.name}"), s3_server.storage_options
         ),
     }
-    _build_everything_and_clean(*projects.values())
+    with DbtSession(tmp_path) as dbt:
+        _check_every_cleanup(dbt, projects)
+
+
+def _check_every_cleanup(dbt: DbtSession, projects: dict[str, Project]) -> None:
+    _build_everything_and_clean(dbt, *projects.values())
     namespaces = {store: project.namespace() for store, project in projects.items()}
     events, before, indexes = {}, {}, {}
     for store, ns in namespaces.items():
@@ -175,7 +169,7 @@ def test_every_cleanup_leaves_registered_objects_byte_for_byte(s3_server, tmp_pa
         assert len(indexes[store]) >= 2, store  # the latest version's and the tagged version's
 
     clean = ["run-operation", "clean_all", "--args", json.dumps({"tables": TABLES, "grace_hours": 0})]
-    cleaned = _all_succeed([[str(project.path), *clean] for project in projects.values()], tmp_path)
+    cleaned = dbt.succeed([[str(project.path), *clean] for project in projects.values()])
     for (store, ns), outcome in zip(namespaces.items(), cleaned, strict=True):
         assert "repaired" not in outcome["log"], (store, outcome["log"])
         assert registered_files(ns) == before[store], store
@@ -184,9 +178,7 @@ def test_every_cleanup_leaves_registered_objects_byte_for_byte(s3_server, tmp_pa
         assert keep.to_table(filter="id = 3").num_rows == 1, store
 
     # a model's lance_maintenance (its own table's cleanup after the build) touches nothing else
-    _all_succeed(
-        [[str(project.path), "run", "--select", "maintained"] for project in projects.values()], tmp_path
-    )
+    dbt.succeed([[str(project.path), "run", "--select", "maintained"] for project in projects.values()])
     for store, ns in namespaces.items():
         others = {k: v for k, v in before[store].items() if not k.startswith("ops$live$maintained/")}
         after = {k: v for k, v in registered_files(ns).items() if not k.startswith("ops$live$maintained/")}
@@ -195,10 +187,15 @@ def test_every_cleanup_leaves_registered_objects_byte_for_byte(s3_server, tmp_pa
         assert counts[("ops", "dev", "events")] == counts[("ops", "live", "events")] == 20, store
 
 
-def test_repair_restores_a_view_directory_an_old_cleanup_deleted(tmp_path: Path) -> None:
+def test_repair_restores_a_view_directory_an_old_cleanup_deleted(
+    tmp_path: Path, setup_dbt: DbtSession
+) -> None:
+    """The views are built by the worker's setup process; another one (a session) repairs, cleans
+    and reads the view, with the test deleting directories between its steps: it is the process
+    that has not registered the views in its catalog yet, as a user's next run."""
     project = _project(tmp_path / "proj", str(tmp_path / "root"))
     project.write("models/reads_view.sql", READS_VIEW)
-    project.run_all(["run", "--exclude", "reads_view"])
+    setup_dbt.succeed([[str(project.path), "run", "--exclude", "reads_view"]])
     ns = project.namespace()
     before = registered_files(ns)
     for view in ("v_a", "v_b"):  # what the old cleanup_namespace did to every view
@@ -206,16 +203,20 @@ def test_repair_restores_a_view_directory_an_old_cleanup_deleted(tmp_path: Path)
     with pytest.raises(AssertionError, match="empty or gone"):
         registered_files(ns)
 
-    first, second = project.run_all(*[["run-operation", "lancens.repair_namespace"]] * 2)
-    assert first["log"].count("repaired") == 2, first["log"]
-    assert "repaired" not in second["log"]  # nothing left to repair
-    assert registered_files(ns) == before
+    repair = [str(project.path), "run-operation", "lancens.repair_namespace"]
+    with DbtSession(tmp_path) as dbt:
+        first, second = dbt.succeed([repair, repair])
+        assert first["log"].count("repaired") == 2, first["log"]
+        assert "repaired" not in second["log"]  # nothing left to repair
+        assert registered_files(ns) == before
 
-    shutil.rmtree(_view_directory(ns, "v_b"))  # the next cleanup repairs by itself
-    cleaned, _ = project.run_all(
-        ["run-operation", "lancens.cleanup_namespace", "--args", "{grace_hours: 0}"],
-        ["run", "--select", "reads_view"],  # the view still answers
-    )
+        shutil.rmtree(_view_directory(ns, "v_b"))  # the next cleanup repairs by itself
+        cleaned, _ = dbt.succeed(
+            [
+                [str(project.path), *CLEANUP_NOW],
+                [str(project.path), "run", "--select", "reads_view"],  # the view still answers
+            ]
+        )
     assert "repaired" in cleaned["log"] and "  leftover " not in cleaned["log"], cleaned["log"]
     assert {k: v for k, v in registered_files(ns).items() if k in before} == before
     table = lance.dataset(ns.describe_table(["ops", "live", "reads_view"]).location).to_table()
@@ -230,12 +231,12 @@ def _atomic(project: Project) -> None:
     (project.path / "dbt_project.yml").write_text(yaml.safe_dump(config))
 
 
-def test_cleanup_sweeps_what_a_killed_atomic_run_left(tmp_path: Path) -> None:
+def test_cleanup_sweeps_what_a_killed_atomic_run_left(tmp_path: Path, setup_dbt: DbtSession) -> None:
     project = _project(tmp_path / "proj", str(tmp_path / "root"), atomic_publish=True)
     project.remove("models/maintained.sql")
     project.write("models/slow.sql", SLOW)
     _atomic(project)
-    _dbt(project, "run")
+    setup_dbt.succeed([[str(project.path), "run"]])
     ns = project.namespace()
     events = ns.describe_table(["ops", "live", "events"]).location
     published = _index_dirs(ns, events)
@@ -252,17 +253,20 @@ def test_cleanup_sweeps_what_a_killed_atomic_run_left(tmp_path: Path) -> None:
     leftovers = _index_dirs(ns, events) - published
     assert leftovers
 
-    output = _dbt(project, "run-operation", "lancens.cleanup_namespace", "--args", "{grace_hours: 0}")
-    assert "  leftover " in output, output
-    assert _index_dirs(ns, events) == published
-    assert set(ns.storage.files(f"{events}/data")) == data_before
-    dataset = lance.dataset(events)
-    assert {index.name for index in dataset.describe_indices()} == {"id_btree"}
-    assert "ScalarIndexQuery" in dataset.scanner(filter="id = 3").explain_plan()
-    assert dataset.to_table(filter="id = 3").num_rows == 1
-    manifest = lance.dataset(ns.storage.join("__manifest"))
-    used = {segment.uuid for index in manifest.describe_indices() for segment in index.segments}
-    assert _index_dirs(ns, ns.storage.join("__manifest")) <= used
-    check_namespace(ns)
-    _dbt(project, "run", "--vars", "{n: 40}")  # the next run publishes as if nothing happened
+    # one process started after the kill cleans up, then runs again, with the checks in between
+    with DbtSession(tmp_path) as dbt:
+        (cleaned,) = dbt.succeed([[str(project.path), *CLEANUP_NOW]])
+        assert "  leftover " in cleaned["log"], cleaned["log"]
+        assert _index_dirs(ns, events) == published
+        assert set(ns.storage.files(f"{events}/data")) == data_before
+        dataset = lance.dataset(events)
+        assert {index.name for index in dataset.describe_indices()} == {"id_btree"}
+        assert "ScalarIndexQuery" in dataset.scanner(filter="id = 3").explain_plan()
+        assert dataset.to_table(filter="id = 3").num_rows == 1
+        manifest = lance.dataset(ns.storage.join("__manifest"))
+        used = {segment.uuid for index in manifest.describe_indices() for segment in index.segments}
+        assert _index_dirs(ns, ns.storage.join("__manifest")) <= used
+        check_namespace(ns)
+        # the next run publishes as if nothing happened
+        dbt.succeed([[str(project.path), "run", "--vars", "{n: 40}"]])
     assert lance.dataset(events).count_rows() == 40

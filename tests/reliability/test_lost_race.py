@@ -2,20 +2,23 @@
 
 Real `dbt` processes race on one root; the loser is held at a gate file (inside a Python model, or
 inside the Spark task that writes a model's rows, after the write began) while the winner runs to
-its end, then let go. Checked: the loser exits non-zero with an error in the user's words ("another
-run published ...; nothing of this run was published: run it again"), never dbt's "Exited because
-of keyboard interrupt", and with no Rust, Python or Java source location; the namespace holds the
-winner's work and nothing of the loser's.
+its end, then let go. The loser of each race is a process of its own; every winner is an
+invocation in the module's one other dbt process (`DbtSession`), which also built the starting
+roots. Checked: the loser exits non-zero with an error in the user's words ("another run published
+...; nothing of this run was published: run it again"), never dbt's "Exited because of keyboard
+interrupt", and with no Rust, Python or Java source location; the namespace holds the winner's work
+and nothing of the loser's.
 
-Also three messages that must name what is wrong, in one process (`dbt_many.py`): a root that
-cannot be created, a `dbt clone` of a Python model never built in the state's target, and a source
-whose schema (namespace) does not exist.
+Also three messages that must name what is wrong, in that other process too: a root that cannot be
+created, a `dbt clone` of a Python model never built in the state's target, and a source whose
+schema (namespace) does not exist.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +26,7 @@ import lance
 import pytest
 import yaml
 
-from tests.reliability.helpers import Project, check_namespace, make_project, run_many, wait_for
+from tests.reliability.helpers import DbtSession, Project, check_namespace, make_project, wait_for
 
 HOOKS = {
     "on-run-start": ["{{ lancens_begin_atomic_publish() }}"],
@@ -79,9 +82,18 @@ def _project(directory: Path, root: str, atomic: bool) -> Project:
 
 
 @pytest.fixture(scope="module")
-def built_roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def dbt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DbtSession]:
+    """The module's one dbt process besides the losers: every winner runs in it (a JVM start each
+    less), as do the builds of the starting roots and the error cases. A winner only has to commit
+    first; what is checked is the loser's process."""
+    with DbtSession(tmp_path_factory.mktemp("session")) as session:
+        yield session
+
+
+@pytest.fixture(scope="module")
+def built_roots(tmp_path_factory: pytest.TempPathFactory, dbt: DbtSession) -> dict[str, Path]:
     """The roots the two races on a built root start from, m1 (and the atomic run's gate model) at
-    version 1, built once by one dbt process; each test races on a copy of its root (the
+    version 1, built once by the module's session; each test races on a copy of its root (the
     namespace's locations are relative to the root, so a copy is the same root elsewhere)."""
     base = tmp_path_factory.mktemp("built")
     opened = base / "open_gate"
@@ -92,20 +104,24 @@ def built_roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     atomic.write("models/gate.py", GATE_IN_MODEL.format(gate=str(opened)))
     plain = _project(base / "plain", str(base / "plain_root"), False)
     plain.write("models/m1.sql", WHO)
-    plan = [[str(project.path), "run", "--vars", "{who: build}"] for project in (atomic, plain)]
-    for step, outcome in zip(plan, run_many(plan, base, timeout=900), strict=True):
-        assert outcome["success"], (step, outcome["exception"], outcome["log"][-4000:])
+    dbt.succeed([[str(project.path), "run", "--vars", "{who: build}"] for project in (atomic, plain)])
     return {"atomic": base / "atomic_root", "plain": base / "plain_root"}
 
 
-def _race(loser: Project, winner: Project, gate: Path, loser_args: list[str], winner_args: list[str]) -> str:
-    """Start the loser, hold it at the gate, run the winner to its end, let the loser go; returns the
-    loser's output (its exit code is asserted non-zero here)."""
+def _race(
+    dbt: DbtSession,
+    loser: Project,
+    winner: Project,
+    gate: Path,
+    loser_args: list[str],
+    winner_args: list[str],
+) -> str:
+    """Start the loser, hold it at the gate, run the winner to its end (in `dbt`), let the loser go;
+    returns the loser's output (its exit code is asserted non-zero here)."""
     process = loser.start(*loser_args)
     try:
         wait_for(lambda: (gate / "reached").exists(), "the loser at its gate", timeout=900, process=process)
-        won = winner.run(*winner_args, timeout=900)
-        assert won.returncode == 0, won.output[-4000:]
+        dbt.succeed([[str(winner.path), *winner_args]])
         (gate / "open").touch()
         code = process.wait(timeout=900)
     finally:
@@ -129,7 +145,7 @@ def _rows(project: Project, table: str) -> tuple[int, list[str]]:
 
 
 def test_atomic_run_that_loses_the_publish_on_a_built_root(
-    tmp_path: Path, built_roots: dict[str, Path]
+    tmp_path: Path, built_roots: dict[str, Path], dbt: DbtSession
 ) -> None:
     """Both runs stage m1 on version 1; the winner publishes version 2 first, so the loser's publish
     is refused (12): its on-run-end hook fails with the reason and its nodes are errors."""
@@ -146,7 +162,12 @@ def test_atomic_run_that_loses_the_publish_on_a_built_root(
     assert _rows(winner, "m1") == (1, ["build"] * 3)
 
     output = _race(
-        loser, winner, gate, ["run", "--vars", "{who: loser}"], ["run", "--vars", "{who: winner}", "-s", "m1"]
+        dbt,
+        loser,
+        winner,
+        gate,
+        ["run", "--vars", "{who: loser}"],
+        ["run", "--vars", "{who: winner}", "-s", "m1"],
     )
     _said_in_words(
         output,
@@ -161,7 +182,7 @@ def test_atomic_run_that_loses_the_publish_on_a_built_root(
     check_namespace(winner.namespace())
 
 
-def test_atomic_run_that_loses_a_new_table_on_a_fresh_root(tmp_path: Path) -> None:
+def test_atomic_run_that_loses_a_new_table_on_a_fresh_root(tmp_path: Path, dbt: DbtSession) -> None:
     """The loser's write of m1 begins on a root without m1; the winner publishes m1 meanwhile. The
     loser's m1 fails in words (not Lance's "detached commits cannot currently be used to create new
     datasets") and the run publishes nothing, which its m2's result says."""
@@ -172,7 +193,9 @@ def test_atomic_run_that_loses_a_new_table_on_a_fresh_root(tmp_path: Path) -> No
     loser.write("models/m2.sql", WHO)
     winner.write("models/m1.sql", WHO)
 
-    output = _race(loser, winner, gate, ["run", "--vars", "{who: loser}"], ["run", "--vars", "{who: winner}"])
+    output = _race(
+        dbt, loser, winner, gate, ["run", "--vars", "{who: loser}"], ["run", "--vars", "{who: winner}"]
+    )
     _said_in_words(output, "another run created race.m1 while this run was building it", "run it again")
     assert "detached commits" not in output
     results = loser.results()
@@ -187,7 +210,7 @@ def test_atomic_run_that_loses_a_new_table_on_a_fresh_root(tmp_path: Path) -> No
 
 
 def test_conflicting_commit_without_atomic_publish_is_14_in_words(
-    tmp_path: Path, built_roots: dict[str, Path]
+    tmp_path: Path, built_roots: dict[str, Path], dbt: DbtSession
 ) -> None:
     """Two runs overwrite m1 from version 1; the loser's commit is refused (14) with a message in
     words, without Lance's Rust source path (`conflict_resolver.rs:...`)."""
@@ -199,7 +222,7 @@ def test_conflicting_commit_without_atomic_publish_is_14_in_words(
     winner.write("models/m1.sql", WHO)
     assert _rows(winner, "m1") == (1, ["build"] * 3)
 
-    output = _race(loser, winner, gate, ["run"], ["run", "--vars", "{who: winner}"])
+    output = _race(dbt, loser, winner, gate, ["run"], ["run", "--vars", "{who: winner}"])
     _said_in_words(output, "Lance namespace error 14", "another writer committed a conflicting change")
     assert "run it again" in output
     assert _rows(winner, "m1") == (2, ["winner"] * 3)
@@ -210,7 +233,7 @@ def _said(outcome: dict[str, Any]) -> str:
     return outcome["exception"] + "\n".join(node["message"] for node in outcome["nodes"].values())
 
 
-def test_errors_name_the_root_the_model_and_the_namespace(tmp_path: Path) -> None:
+def test_errors_name_the_root_the_model_and_the_namespace(tmp_path: Path, dbt: DbtSession) -> None:
     uncreatable = _project(tmp_path / "proc", "/proc/lancens-race-root", False)
     uncreatable.write("models/m1.sql", WHO)
 
@@ -227,15 +250,10 @@ def test_errors_name_the_root_the_model_and_the_namespace(tmp_path: Path) -> Non
     )
     sources.write("models/reads.sql", "select * from {{ source('raw', 'events') }}")
 
-    proc, read, _, cloned = run_many(
-        [
-            [str(uncreatable.path), "run", "--vars", "{who: x}"],
-            [str(sources.path), "run"],  # also creates the schema race, the state's target
-            [str(state.path), "parse", "--target-path", str(tmp_path / "state" / "state")],
-            [str(clone.path), "clone", "--state", str(tmp_path / "state" / "state")],
-        ],
-        tmp_path,
-    )
+    proc = dbt.invoke(uncreatable.path, "run", "--vars", "{who: x}")
+    read = dbt.invoke(sources.path, "run")  # also creates the schema race, the state's target
+    dbt.invoke(state.path, "parse", "--target-path", str(tmp_path / "state" / "state"))
+    cloned = dbt.invoke(clone.path, "clone", "--state", str(tmp_path / "state" / "state"))
     said = _said(proc)
     assert not proc["success"]
     assert "the namespace root '/proc/lancens-race-root' cannot be created" in said, said
