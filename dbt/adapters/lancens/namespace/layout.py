@@ -118,29 +118,6 @@ def parse_manifest_name(name: str) -> tuple[int, str] | None:
     return int(stem), "V1"
 
 
-LISTED_VERSIONS = 32
-"""How many ``_versions/`` names one ordered listing asks for: staging files of versions not yet
-published (``<name>.manifest-<uuid>``) sort before the newest finalized name, so the first name
-alone is not always a version."""
-
-
-def newest_listed_version(storage: Storage, location: str) -> int | None:
-    """The newest finalized version of the dataset at ``location``, read from ONE ordered listing
-    of ``_versions/`` (``Storage.first_names``); None when that listing cannot tell (nothing
-    listed, V1 names, whose order is not numeric, or only staging files in the page): the caller
-    then lets Lance list everything.
-
-    V2 names count down from u64::MAX, so the first V2 name in bytewise order is the newest
-    version; Lance (and native pylance) write V2 names for every dataset created since pylance
-    0.2x, ``__manifest`` included."""
-    names, _ = storage.first_names(f"{location.rstrip('/')}/{VERSIONS_DIR}", LISTED_VERSIONS)
-    for name in names:
-        parsed = parse_manifest_name(name)
-        if parsed is not None:
-            return parsed[0] if parsed[1] == "V2" else None
-    return None
-
-
 def detached_manifest_path(location: str, version: int) -> str:
     """Where Lance writes a detached commit's manifest: beside the table's versions, never listed
     as one of them."""

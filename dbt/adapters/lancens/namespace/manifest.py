@@ -267,30 +267,23 @@ class ManifestTable:
         return dataset
 
     def _open_listed(self, private: bool) -> lance.LanceDataset | None:
-        """On S3: the latest version from ONE ordered listing of ``_versions/`` (pylance 14 writes
-        no ``latest_version_hint.json`` there, so reading the hint cost a HEAD and s3fs's fallback
-        LIST for nothing, and Lance's own open lists every version).
+        """On S3: the latest version by Lance's own open, which lists ONE page of ``_versions/``
+        (V2 names count down, so the newest sorts first) and takes the manifest's size from that
+        listing: one LIST, plus one GET when the version is not in the session's cache. (pylance
+        14 writes no ``latest_version_hint.json`` there, so reading the hint cost a HEAD and s3fs's
+        fallback LIST for nothing; listing ourselves and opening by version added a HEAD.)
 
         A version names immutable content, so the shared handle serves while the listing still
-        names its version: a check costs that one request, and the rows are read again only when
-        the version changed. The listing replaces the hint as the rollback check within this
-        process: a newest version below one this process already saw means its file was lost
-        (``_known`` is read before the listing starts, so another thread's newer open is no false
-        alarm). A fresh process has nothing to compare with on S3 (docs/namespace-engine.md)."""
+        names its version: the rows are read again only when the version changed. The listing
+        replaces the hint as the rollback check within this process: a newest version below one
+        this process already saw means its file was lost (``_known`` is read before the listing
+        starts, so another thread's newer open is no false alarm). A fresh process has nothing to
+        compare with on S3 (docs/namespace-engine.md)."""
         with self._lock:
             known, shared = self._known, self._handle
-        version = layout.newest_listed_version(self._storage, self.uri)
-        if version is None:
-            dataset = self._open_latest()
-        elif shared is not None and shared.version == version and not private:
+        dataset = self._open_latest()
+        if dataset is not None and shared is not None and shared.version == dataset.version and not private:
             dataset = shared
-        else:
-            try:
-                dataset = lance.dataset(
-                    self.uri, version=version, storage_options=self._storage_options, session=self._session
-                )
-            except (OSError, ValueError) as exc:
-                raise errors.InternalError(f"__manifest at {self.uri} cannot be read: {exc}") from exc
         newest = dataset.version if dataset is not None else 0
         if newest < known:
             raise errors.InternalError(

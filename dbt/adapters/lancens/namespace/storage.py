@@ -103,28 +103,11 @@ class Storage:
 
     @property
     def lists_in_order(self) -> bool:
-        """Whether ``first_names`` is one bounded request (S3). Elsewhere listings are local and
-        cheap, and Lance keeps its ``latest_version_hint.json`` beside the versions."""
+        """Whether a listing of ``_versions/`` returns the newest V2 name first in one bounded
+        request (S3), so Lance's own open finds the latest version with one LIST. Elsewhere
+        listings are local and cheap, and Lance keeps its ``latest_version_hint.json`` beside the
+        versions."""
         return self._is_s3
-
-    def first_names(self, path: str, limit: int) -> tuple[list[str], bool]:
-        """The first ``limit`` base names under the directory ``path`` in bytewise order, and
-        whether more follow.
-
-        On S3 this is ONE ``ListObjectsV2`` with ``max-keys`` (s3fs's ``call_s3``): a ``_versions/``
-        listing in V2 naming starts at the newest version, so the latest version costs one small
-        request whatever the number of commits (s3fs's ``ls`` pages through all of them)."""
-        if self._is_s3:
-            bucket, _, key = self._path(path).rstrip("/").partition("/")
-            prefix = f"{key}/"
-            try:
-                reply = self.fs.call_s3("list_objects_v2", Bucket=bucket, Prefix=prefix, MaxKeys=limit)
-            except FileNotFoundError:  # a missing bucket lists nothing, as ``ls`` says; writes name it
-                return [], False
-            keys = [str(item["Key"])[len(prefix) :] for item in reply.get("Contents", [])]
-            return [name for name in keys if "/" not in name], bool(reply.get("IsTruncated"))
-        names = sorted(self.names(path), key=str.encode)
-        return names[:limit], len(names) > limit
 
     def info(self, path: str) -> dict[str, Any]:
         return dict(self.fs.info(self._path(path)))
