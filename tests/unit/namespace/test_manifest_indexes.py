@@ -164,7 +164,8 @@ def test_lookups_in_a_large_manifest_are_index_queries_not_full_reads(tmp_path):
 
 def test_manifest_files_stay_bounded_over_many_commits_and_native_reads_everything(tmp_path):
     """Every commit used to add a fragment and a deletion file, and a full read GETs them all
-    (17 commits: 17 fragments, 16 deletion files; up to 64 of each before the first compaction)."""
+    (17 commits: 17 fragments, 16 deletion files; up to 64 of each before the first compaction;
+    then up to 15 files between compactions at 10 fragments)."""
     ns = make(str(tmp_path))
     ns.create_namespace(["a"])
     ns.create_namespace(["b"])
@@ -178,6 +179,9 @@ def test_manifest_files_stay_bounded_over_many_commits_and_native_reads_everythi
             ns.drop_table(["a" if (i - 2) % 2 else "b", f"t{i - 2}"])
         seen.append(maintenance.files(_manifest(tmp_path)))
     worst = {key: max(files[key] for files in seen) for key in seen[0]}
+    # one indexed fragment and its deletion file, and the tail's fragments with theirs
+    most = max(files["data_files"] + files["deletion_files"] for files in seen)
+    assert most <= 2 + 2 * maintenance.TAIL_FRAGMENTS, seen
     assert worst["fragments"] < maintenance.COMPACT_AT_FRAGMENTS, worst
     assert worst["deletion_files"] < maintenance.COMPACT_AT_FRAGMENTS, worst
     assert worst["data_files"] == worst["fragments"], worst
