@@ -11,13 +11,16 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
+import boto3
 import lance
 import pyarrow as pa
 import pytest
 
-from dbt.adapters.lancens.namespace import DirectoryNamespace, errors, layout
+from dbt.adapters.lancens.namespace import DirectoryNamespace, errors, layout, maintenance
 from tests.reliability.helpers import DBT, dbt_env
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
@@ -98,6 +101,44 @@ def test_a_new_process_reads_a_small_catalog_in_three_requests(logged_s3) -> Non
     # its one data file (was 10: 4 data and 3 deletion files at 12 tables, then 4 with a HEAD)
     assert _requests(log, lambda: reader.list_namespaces([])) <= 3
     assert reader.list_tables(["a"]).items == ["t1", "t3", "t5", "t7", "t9"]
+
+
+def test_a_new_process_reads_a_grown_catalog_in_a_bounded_number_of_requests(logged_s3, tmp_path) -> None:
+    """Past the small manifest, the start of every process (a full read of ``__manifest``) costs
+    the listing, the manifest and one GET per data and deletion file, and upkeep keeps those at one
+    indexed fragment and a short tail: the count stays under one bound however many commits
+    came before (it followed the compaction cycle up to 10 fragments: 14 requests at 300 tables,
+    23 at 1,000). The root is grown locally and copied up; the commits measured run on S3."""
+    log, options = logged_s3
+    grown = DirectoryNamespace(str(tmp_path))
+    for n in range(5):
+        grown.create_namespace([f"n{n}"])
+    for i in range(maintenance.SMALL_ROWS + 16):
+        grown.create_table([f"n{i % 5}", f"t{i}"], DATA)
+    # only the latest __manifest version is copied up (its old versions are most of the files)
+    lance.dataset(str(tmp_path / "__manifest")).cleanup_old_versions(older_than=timedelta(0))
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=options["endpoint"],
+        region_name=options["region"],
+        aws_access_key_id=options["access_key_id"],
+        aws_secret_access_key=options["secret_access_key"],
+    )
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            s3.upload_file(str(path), object_store.BUCKET, f"grown/{path.relative_to(tmp_path)}")
+    writer = _namespace(options, "grown")
+    seen, files = [], []
+    for i in range(maintenance.SMALL_ROWS + 16, maintenance.SMALL_ROWS + 16 + 24):
+        writer.create_table([f"n{i % 5}", f"t{i}"], DATA)
+        reader = DirectoryNamespace.from_properties(writer.properties)
+        seen.append(_requests(log, partial(reader.list_namespaces, [])))
+        assert reader.list_tables(["n0"]).items == sorted(f"t{k}" for k in range(0, i + 1, 5))
+        manifest = lance.dataset(f"{writer.properties['root']}/__manifest", storage_options=options)
+        files.append(sum(maintenance.files(manifest)[kind] for kind in ("data_files", "deletion_files")))
+    # the listing, the manifest, one GET per file; the files are what upkeep bounds
+    assert seen == [2 + count for count in files], (seen, files)
+    assert max(files) <= 2 + 2 * maintenance.TAIL_FRAGMENTS, files
 
 
 def test_commit_on_a_known_version_and_the_reads_after_it(logged_s3) -> None:
