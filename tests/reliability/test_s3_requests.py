@@ -138,7 +138,7 @@ def test_a_new_process_reads_a_grown_catalog_in_a_bounded_number_of_requests(log
         files.append(sum(maintenance.files(manifest)[kind] for kind in ("data_files", "deletion_files")))
     # the listing, the manifest, one GET per file; the files are what upkeep bounds
     assert seen == [2 + count for count in files], (seen, files)
-    assert max(files) <= 2 + 2 * maintenance.TAIL_FRAGMENTS, files
+    assert max(files) <= maintenance.MOST_FILES, files
 
 
 def test_commit_on_a_known_version_and_the_reads_after_it(logged_s3) -> None:

@@ -9,11 +9,12 @@ only the fragments it was built or last optimised on, and native pylance creates
 (its Overwrite commits also leave none behind). Upkeep therefore keeps the manifest at ONE indexed
 fragment (and its deletion file) plus a short unindexed tail, whatever the number of commits:
 
-* **the unindexed tail** (fragments no index covers, the newest ones): once it has
-  ``TAIL_FRAGMENTS`` fragments, the next insert or replace carries the tail's live rows along
-  unchanged (``carried_rows``), so Lance writes them into that commit's one new fragment and drops
-  the tail fragments, now fully deleted. No commit of its own, and a racing writer conflicts with
-  it exactly as with any rewritten row;
+* **the unindexed tail** (the fragment no index covers, the newest rows): every insert or replace
+  carries the tail's live rows along unchanged (``carried_rows``), so Lance writes them into that
+  commit's one new fragment and drops the old tail fragment, now fully deleted: the tail is
+  always one fragment. No commit of its own; the price is that such a
+  commit conflicts with every concurrent ``__manifest`` commit (as every commit to a small
+  manifest does), and the loser plans again;
 * **the fold**: once ``UNINDEXED_ROWS`` live rows are not covered, the indexes are optimised (the
   tail's rows merged in, an incremental step, not a rebuild) and ``compact_files`` then rewrites
   the indexed fragments as one, their deletions materialised; Lance remaps the indexes onto the
@@ -21,15 +22,14 @@ fragment (and its deletion file) plus a short unindexed tail, whatever the numbe
 * **a backstop**: ``COMPACT_AT_FRAGMENTS`` fragments (racing writers each add one) or deleted rows
   at ``DELETED_SHARE`` of the rows stored (drops add none) compact without a fold.
 
-A full read so fetches at most ``2 + 2 * TAIL_FRAGMENTS`` files (one indexed fragment, the tail,
-each with a deletion file), 3-4 in practice, where the earlier rule of compacting at 10 fragments
-let 2-17 accumulate (measured over 300 creates in 10 namespaces: at most 5, mean 3.6, against 15
-and 8.6). The fold rewrites the whole manifest, about every ``UNINDEXED_ROWS / 2`` creates (each
-adds its row and its parent's): 40 ms at 10,100 rows on a local disk. A missing index the spec asks
-for (a native or pre-index manifest) is created first. Each step is its own Lance commit; one that
-loses a race with another writer is skipped (the next write tries again) because the manifest's
-rows are the same either way, and a reader of an older version keeps reading it: nothing here
-deletes a file.
+A full read so fetches at most ``MOST_FILES`` files (measured after each of 300 creates in 10
+namespaces: at most 3, mean 2.9; 4 after a drop; where compacting at 10 fragments let 2-17
+accumulate, at most 15, mean 8.6). The fold rewrites the whole manifest, about every
+``UNINDEXED_ROWS / 2`` creates (each adds its row and rewrites its parent's): 40 ms at 10,100 rows
+on a local disk. A missing index the spec asks for (a native or pre-index manifest) is created
+first. Each step is its own Lance commit; one that loses a race with another writer is skipped (the
+next write tries again) because the manifest's rows are the same either way, and a reader of an
+older version keeps reading it: nothing here deletes a file.
 """
 
 from __future__ import annotations
@@ -47,7 +47,11 @@ INDEXES: tuple[tuple[str, IndexType, str], ...] = (
     ("object_type", "BITMAP", "object_type_bitmap"),
     ("base_objects", "LABEL_LIST", "base_objects_label_list"),
 )
-TAIL_FRAGMENTS = 2
+MOST_FILES = 4
+"""What a full read of the latest version fetches at most while no writers race: the indexed
+fragment, its deletion file and the tail's one fragment, with a deletion file when the last commit
+was a drop (it deletes rows and writes none, so it carries nothing). Racing commits each add a
+fragment until the backstop compacts them."""
 SMALL_ROWS = 64
 """Up to this many live rows, ``__manifest`` is kept as ONE fragment without deletion files: each
 insert or replace carries every other row along unchanged (``carried_rows``). A full read, which
@@ -55,11 +59,11 @@ every process makes at its start, then GETs one data file instead of a few data 
 files (on S3 each is a request); rewriting so few rows costs the commit less than that. The
 indexes are not optimised meanwhile (they cover none of the rewritten fragment): a read of so few
 rows never uses them (``manifest.POINT_LOOKUP_ROWS``), and a query Lance plans with them scans the
-rows they miss. Past it, the tail rules above take over, and the first fold indexes them."""
+rows they miss. Past it, the tail rule above takes over, and the first fold indexes them."""
 UNINDEXED_ROWS = 32
-"""When the fold runs: rows the index misses are scanned by a point lookup, and carried by every
-other commit, so this many cost little; each fold rewrites the whole manifest, so it is not every
-few commits."""
+"""When the fold runs: rows the index misses are scanned by a point lookup and carried by every
+commit, so this many cost little; each fold rewrites the whole manifest, so it is not every few
+commits."""
 COMPACT_AT_FRAGMENTS = 4
 DELETED_SHARE = 0.25
 """Of the rows stored (and at least ``UNINDEXED_ROWS``): drops leave deleted rows in fragments
@@ -95,23 +99,17 @@ def _unindexed(dataset: lance.LanceDataset) -> list[LanceFragment] | None:
     return [fragment for fragment in dataset.get_fragments() if fragment.fragment_id not in covered]
 
 
-def carried_rows(
-    dataset: lance.LanceDataset, adding: int, written: Collection[str]
-) -> list[dict[str, object]]:
-    """The live rows of the unindexed tail that the next commit (writing ``adding`` rows, the ids in
-    ``written`` among them or deleted by it) should rewrite unchanged, or none while the tail is
-    short. Only the tail is carried: moving indexed rows would un-index them. Without the index
-    (a native or pre-index manifest) nothing is: upkeep creates it, and compacts if need be."""
+def carried_rows(dataset: lance.LanceDataset, written: Collection[str]) -> list[dict[str, object]]:
+    """The live rows of the unindexed tail that the next commit (the ids in ``written`` written or
+    deleted by it) should rewrite unchanged. Only the tail is carried: moving indexed rows would
+    un-index them. Without the index (a native or pre-index manifest) nothing is: upkeep creates
+    it, and compacts if need be."""
     fragments = dataset.get_fragments()
     if fragments and _small(fragments):
         every: list[dict[str, object]] = dataset.to_table().to_pylist()
         return [row for row in every if row["object_id"] not in written]
     tail = _unindexed(dataset)
-    if (
-        tail is None
-        or len(tail) < 2
-        or (len(tail) < TAIL_FRAGMENTS and sum(map(_live_rows, tail)) + adding < UNINDEXED_ROWS)
-    ):
+    if not tail:
         return []
     rows: list[dict[str, object]] = dataset.scanner(fragments=tail).to_table().to_pylist()
     return [row for row in rows if row["object_id"] not in written]

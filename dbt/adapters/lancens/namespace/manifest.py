@@ -558,7 +558,7 @@ class ManifestTable:
         written = {
             row["object_id"] for row in (*change.insert, *change.replace, *change.guard, *change.update)
         }
-        return maintenance.carried_rows(dataset, len(written), written | set(change.delete))
+        return maintenance.carried_rows(dataset, written | set(change.delete))
 
     def _table(self, rows: Sequence[Row], schema: pa.Schema) -> pa.Table:
         """Rows in the manifest's current schema: unknown columns are kept and filled with nulls."""
