@@ -8,7 +8,10 @@ operation (median):
   optimisation and ``__manifest`` compaction are paid by the writes that trigger them);
 * ``describe`` (schema and version), ``exists`` and ``list`` (one namespace's tables) on a warm
   instance in a NEW process, as in a dbt run or a Spark worker (the process that created 10,000
-  tables holds their metadata in Lance's session, about 900 MB, which a reader never has);
+  tables holds their metadata in Lance's session, about 900 MB, which a reader never has). The
+  root is copied at each checkpoint, and the reading processes run at the end, the checkpoints
+  alternating (``--rounds``, median), so a change of load during the build is not read as a
+  cost of size;
 * ``cold describe``: a new instance's first ``describe_table`` (a new process, a Spark worker);
 * ``cold read``: opening ``__manifest`` and reading the whole latest version, what a listing in a
   new process pays; with the files that read fetches (fragments, deletion files), which must not
@@ -30,6 +33,7 @@ import argparse
 import itertools
 import json
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -71,8 +75,15 @@ def measure(root: str, tables: int, repeat: int) -> dict[str, float]:
         "cold read": median_ms(lambda: lance.dataset(manifest_uri).to_table(), max(5, repeat // 4)),
         "fragments": files["fragments"],
         "deletion files": files["deletion_files"],
-        "reader peak RSS MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "reader peak RSS MB": _peak_rss_mb(),
     }
+
+
+def _peak_rss_mb() -> float:
+    """This process's own peak (``VmHWM``; ``ru_maxrss`` carries the parent's across fork)."""
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024
 
 
 def measured_in_new_process(root: str, tables: int, repeat: int) -> dict[str, float]:
@@ -89,6 +100,7 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=60, help="calls per measured figure")
     parser.add_argument("--root", help="where to build the root (default: a new temp dir)")
+    parser.add_argument("--rounds", type=int, default=3, help="reading processes per checkpoint")
     parser.add_argument("--measure", metavar="ROOT", help=argparse.SUPPRESS)  # the reading process
     args = parser.parse_args()
     if args.measure:
@@ -101,6 +113,7 @@ def main() -> None:
         ns.create_namespace([f"ns{n}"])
     results: dict[int, dict[str, float]] = {}
     creates: list[float] = []
+    copies: dict[int, str] = {}
     started = time.perf_counter()
     for i in range(args.tables):
         begin = time.perf_counter()
@@ -109,10 +122,20 @@ def main() -> None:
         if i + 1 in checkpoints:
             results[i + 1] = {
                 "create": statistics.median(creates[-WINDOW:]),
-                **measured_in_new_process(root, i + 1, args.repeat),
                 "creator peak RSS MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             }
+            copies[i + 1] = root if i + 1 == args.tables else f"{root}.at{i + 1}"
+            if copies[i + 1] != root:
+                shutil.copytree(root, copies[i + 1])
             print(f"{i + 1} tables after {time.perf_counter() - started:.0f}s", flush=True)
+    # The reads are measured side by side at the end, the checkpoints alternating, so a change of
+    # the machine's load during the build does not read as a cost of the catalog's size.
+    rounds: dict[int, list[dict[str, float]]] = {c: [] for c in checkpoints}
+    for _ in range(args.rounds):
+        for c in checkpoints:
+            rounds[c].append(measured_in_new_process(copies[c], c, args.repeat))
+    for c in checkpoints:
+        results[c].update({key: statistics.median(r[key] for r in rounds[c]) for key in rounds[c][0]})
     names = list(results[checkpoints[0]])
     header = f"{'tables':>20}" + "".join(f"{c:>10}" for c in checkpoints)
     print(f"\nroot {root}, {NAMESPACES} namespaces; ms per operation (median) unless named\n{header}")
