@@ -270,7 +270,7 @@ def test_shared_reads_ask_nothing_of_the_catalog(logged_s3) -> None:
 
 def test_a_model_build_stays_within_its_request_budget(logged_s3, tmp_path: Path, setup_dbt) -> None:
     """The issue's goal per model build, a new version of an existing table: pylance's 6 requests for
-    the same commit plus 15 (19 and 20 at 46cf2ad; `benchmarks/object_store.py --detail` says where
+    the same commit plus 15 (18 and 19 at 9497698; `benchmarks/object_store.py --detail` says where
     they go). Each measured step is one new dbt process, its JVM and Python workers included."""
     log, options = logged_s3
     project = object_store.Project.write(tmp_path / "project", f"s3://{object_store.BUCKET}/budget", options)
