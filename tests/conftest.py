@@ -57,21 +57,24 @@ def _scope(nodeid: str) -> str:
     return shared if shared is not None else nodeid.rsplit("::", 1)[0]
 
 
-def _scope_rank(scope: str, size: int) -> tuple[int, int]:
+def _scope_rank(scope: str, items: list[pytest.Item]) -> tuple[int, int, int]:
     folder = next(
         (i for i, prefix in enumerate(_FOLDER_ORDER) if scope.startswith(prefix)), len(_FOLDER_ORDER)
     )
-    return folder, -size
+    slow = any(item.get_closest_marker("slow") for item in items)
+    return folder, 0 if slow else 1, -len(items)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Order the scopes by `_FOLDER_ORDER`, then (as xdist did) the scopes with the most tests
-    first; a scope's tests stay together and in their order. Every worker sorts the same items the
-    same way, so their collections still agree."""
+    """Order the scopes by `_FOLDER_ORDER`, then the scopes marked `slow` (tests/unit's that start
+    processes for a minute or more: ranked by their number of tests, they were the last scopes of
+    the suite, one worker running them while the other had finished), then (as xdist did) the
+    scopes with the most tests first; a scope's tests stay together and in their order. Every
+    worker sorts the same items the same way, so their collections still agree."""
     scopes: dict[str, list[pytest.Item]] = {}
     for item in items:
         scopes.setdefault(_scope(item.nodeid), []).append(item)
-    ordered = sorted(scopes.items(), key=lambda entry: _scope_rank(entry[0], len(entry[1])))
+    ordered = sorted(scopes.items(), key=lambda entry: _scope_rank(*entry))
     items[:] = [item for _, scoped in ordered for item in scoped]
 
 
