@@ -43,27 +43,54 @@ os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
 _FOLDER_ORDER = ("tests/connect/", "tests/reliability/", "tests/functional/", "tests/interop/")
 
 
+# Folders whose modules all start the same per-worker servers: one scope, so one worker runs them
+# all. Every module of tests/connect uses the worker's Spark Connect servers (`connect_server`,
+# `bare_connect_server`: a Spark JVM each, kept up until the worker ends); as scopes of their own
+# they went to both workers, which then started four servers where two serve.
+_SHARED_SCOPES = ("tests/connect/",)
+
+
 def _scope(nodeid: str) -> str:
-    """The scope `--dist loadscope` keeps on one worker: the class, else the module."""
-    return nodeid.rsplit("::", 1)[0]
+    """The scope `--dist loadscope` keeps on one worker: a folder of `_SHARED_SCOPES`, else the
+    class, else the module."""
+    shared = next((prefix for prefix in _SHARED_SCOPES if nodeid.startswith(prefix)), None)
+    return shared if shared is not None else nodeid.rsplit("::", 1)[0]
 
 
-def _scope_rank(scope: str, size: int) -> tuple[int, int]:
+def _scope_rank(scope: str, items: list[pytest.Item]) -> tuple[int, int, int]:
     folder = next(
         (i for i, prefix in enumerate(_FOLDER_ORDER) if scope.startswith(prefix)), len(_FOLDER_ORDER)
     )
-    return folder, -size
+    slow = any(item.get_closest_marker("slow") for item in items)
+    return folder, 0 if slow else 1, -len(items)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Order the scopes by `_FOLDER_ORDER`, then (as xdist did) the scopes with the most tests
-    first; a scope's tests stay together and in their order. Every worker sorts the same items the
-    same way, so their collections still agree."""
+    """Order the scopes by `_FOLDER_ORDER`, then the scopes marked `slow` (tests/unit's that start
+    processes for a minute or more: ranked by their number of tests, they were the last scopes of
+    the suite, one worker running them while the other had finished), then (as xdist did) the
+    scopes with the most tests first; a scope's tests stay together and in their order. Every
+    worker sorts the same items the same way, so their collections still agree."""
     scopes: dict[str, list[pytest.Item]] = {}
     for item in items:
         scopes.setdefault(_scope(item.nodeid), []).append(item)
-    ordered = sorted(scopes.items(), key=lambda entry: _scope_rank(entry[0], len(entry[1])))
+    ordered = sorted(scopes.items(), key=lambda entry: _scope_rank(*entry))
     items[:] = [item for _, scoped in ordered for item in scoped]
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """`--dist loadscope` with this file's scopes (`_scope`) instead of xdist's module or class
+    (optional: a plain `pytest -p no:xdist` has no such hook)."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedScopeScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _scope(nodeid)
+
+    return SharedScopeScheduling(config, log)
 
 
 def free_port() -> int:

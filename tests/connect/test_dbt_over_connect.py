@@ -11,7 +11,6 @@ server's token appears in no output, log or artifact.
 from __future__ import annotations
 
 import json
-import secrets
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -263,19 +262,19 @@ PAUSE = """
 """
 
 
-def test_a_restarted_server_fails_the_run_naming_it(tmp_path: Path) -> None:
+def test_a_restarted_server_fails_the_run_naming_it(tmp_path: Path, connect_server: ConnectServer) -> None:
     """The server restarts under a running `dbt run`: the session on it is gone, and every model
     that meets that says so, naming the server (no token), instead of PySpark's NO_ACTIVE_SESSION.
 
-    dbt's address is a relay to the first server; the second runs already when the first is
+    dbt's address is a relay to a first server, started for this test with the token of the
+    worker's server; that one (running already, the same token) is the second: the first is
     stopped and the relay switched to it, so dbt's first retries meet it (a second server started
     after the stop, on the first one's port, came up while dbt backed off, a minute later)."""
-    token = secrets.token_hex(16)
+    token = connect_server.token
     markers = tmp_path / "markers"
     markers.mkdir()
     (tmp_path / "first").mkdir()
-    (tmp_path / "second").mkdir()
-    with start_connect_server(tmp_path / "second", sys.executable, token=token) as second, Relay() as relay:
+    with Relay() as relay:
         with start_connect_server(tmp_path / "first", sys.executable, token=token) as first:
             relay.switch(first.port)
             server = ConnectServer(port=relay.port, token=token, log=first.log)
@@ -285,7 +284,7 @@ def test_a_restarted_server_fails_the_run_naming_it(tmp_path: Path) -> None:
             project.write("models/b_after.sql", "select 2 as id")
             run = project.start("run", "--threads", "1", "--vars", json.dumps({"markers": str(markers)}))
             wait_for(lambda: any(markers.iterdir()), "the first model's query on the server", process=run)
-            relay.switch(second.port)
+            relay.switch(connect_server.port)
         # the first server is stopped: the query's stream to it ended, dbt's retries reach the second
         assert run.wait(timeout=600) != 0
     output = (project.path / "dbt.out").read_text()

@@ -7,6 +7,7 @@ started in that process; nothing may be written under the root.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -49,8 +50,11 @@ def _invoke(project_path: Path, *args: str) -> tuple[dict, str]:
         cwd=project_path,
         # `run` starts Spark on a background thread as dbt starts (connections._SPARK_COMMANDS), racing
         # the compile error; a JVM that maps the suite's class archive wins that race, so these
-        # processes launch without it, as they did before the suite turned it on
-        env=dbt_env({"DBT_LANCENS_CLASS_ARCHIVE": "off"}),
+        # processes launch without it, as they did before the suite turned it on, and without the
+        # faster-starting JIT of the tests' other dbt processes (helpers.TEST_JVM_OPTIONS)
+        env=dbt_env(
+            {"DBT_LANCENS_CLASS_ARCHIVE": "off", "SPARK_SUBMIT_OPTS": os.environ.get("SPARK_SUBMIT_OPTS", "")}
+        ),
         capture_output=True,
         text=True,
         timeout=600,

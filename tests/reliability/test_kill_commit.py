@@ -22,6 +22,7 @@ import yaml
 from dbt.cli.main import dbtRunner
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
+from tests.reliability.helpers import dbt_env
 
 MODEL = (
     "{{ config(materialized='table') }} select id from (select explode(sequence(1, {{ var('n') }})) as id)"
@@ -71,7 +72,7 @@ def test_killed_commit_is_recovered(tmp_path: Path, step: str) -> None:
 
     markers = tmp_path / "markers"
     markers.mkdir()
-    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", LANCENS_PAUSE_AT_STEP=f"{step}:{markers}")
+    env = dbt_env({"LANCENS_PAUSE_AT_STEP": f"{step}:{markers}"})
     command = [sys.executable, "-m", "dbt.cli.main", "run", "--vars", "{n: 5}"]
     command += ["--project-dir", str(project), "--profiles-dir", str(project)]
     process = subprocess.Popen(

@@ -22,6 +22,9 @@ from dbt.adapters.lancens.namespace import DirectoryNamespace
 from dbt.adapters.lancens.namespace.layout import manifest_name
 from dbt.adapters.lancens.namespace.versions import CRASH_ENV
 
+# one of the unit scopes of a minute or more: scheduled first of its folder (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 T = ["ns", "t"]
 U = ["ns", "u"]
 NEW = ["ns", "new"]

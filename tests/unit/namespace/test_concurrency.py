@@ -5,8 +5,12 @@ from __future__ import annotations
 import multiprocessing
 
 import lance
+import pytest
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
+
+# one of the unit scopes of a minute or more: scheduled first of its folder (tests/conftest.py)
+pytestmark = pytest.mark.slow
 
 
 def _create_namespace(args: tuple[str, list[str]]) -> str:

@@ -22,6 +22,9 @@ import pytest
 
 from dbt.adapters.lancens.spark import class_archive, session
 
+# one of the unit scopes of a minute or more: scheduled first of its folder (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 SCRIPT = Path(__file__).parent / "scripts" / "archive_session.py"
 ROOT = Path(__file__).parents[3]
 # Enough for the dumper's rule (a JVM that started Spark) and a real dump, in a couple of seconds.

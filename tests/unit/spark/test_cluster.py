@@ -12,6 +12,9 @@ import lance
 import pyarrow as pa
 import pytest
 
+# one of the unit scopes of a minute or more: scheduled first of its folder (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 SCRIPT = Path(__file__).parent / "scripts" / "cluster_write.py"
 ROOT = Path(__file__).parents[3]
 

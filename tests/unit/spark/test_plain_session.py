@@ -10,6 +10,10 @@ from pathlib import Path
 
 import lance
 import pyarrow as pa
+import pytest
+
+# one of the unit scopes of a minute or more: scheduled first of its folder (tests/conftest.py)
+pytestmark = pytest.mark.slow
 
 SCRIPT = Path(__file__).parent / "scripts" / "plain_session.py"
 ROOT = Path(__file__).parents[3]

@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 
+# one of the unit scopes of a minute or more: scheduled first of its folder (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 SCRIPT = Path(__file__).parent / "scripts" / "warm_up_session.py"
 ROOT = Path(__file__).parents[3]
 
