@@ -124,9 +124,11 @@ def main() -> None:
                 "create": statistics.median(creates[-WINDOW:]),
                 "creator peak RSS MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             }
-            copies[i + 1] = root if i + 1 == args.tables else f"{root}.at{i + 1}"
-            if copies[i + 1] != root:
+            if i + 1 < args.tables:  # the root grows on; the last checkpoint reads the root itself
+                copies[i + 1] = f"{root}.at{i + 1}"
                 shutil.copytree(root, copies[i + 1])
+            else:
+                copies[i + 1] = root
             print(f"{i + 1} tables after {time.perf_counter() - started:.0f}s", flush=True)
     # The reads are measured side by side at the end, the checkpoints alternating, so a change of
     # the machine's load during the build does not read as a cost of the catalog's size.
