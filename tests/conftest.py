@@ -6,9 +6,12 @@ moto S3 server. One SparkSession per test process, created on first use.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import socket
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -30,6 +33,11 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 # before the suite and turned it on (every launch then maps it). The archive's own tests pass their
 # own directory.
 os.environ.setdefault("DBT_LANCENS_CLASS_ARCHIVE", "off")
+# The catalog cache (on by default for S3 roots) of this test process and the dbt processes it
+# starts: never the user's, and empty at the start, so request counts do not depend on earlier runs.
+if "DBT_LANCENS_CACHE_DIR" not in os.environ:
+    os.environ["DBT_LANCENS_CACHE_DIR"] = tempfile.mkdtemp(prefix="lancens-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["DBT_LANCENS_CACHE_DIR"], True)
 # moto and botocore must never look for real credentials or instance metadata.
 os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
 

@@ -128,7 +128,8 @@ def test_a_new_process_reads_a_grown_catalog_in_a_bounded_number_of_requests(log
         if path.is_file():
             s3.upload_file(str(path), object_store.BUCKET, f"grown/{path.relative_to(tmp_path)}")
     writer = _namespace(options, "grown")
-    seen, files = [], []
+    cached_properties = {**writer.properties, "catalog_cache_dir": str(tmp_path.parent / "catalog-cache")}
+    seen, files, cached, again = [], [], [], []
     for i in range(maintenance.SMALL_ROWS + 16, maintenance.SMALL_ROWS + 16 + 24):
         writer.create_table([f"n{i % 5}", f"t{i}"], DATA)
         reader = DirectoryNamespace.from_properties(writer.properties)
@@ -136,9 +137,20 @@ def test_a_new_process_reads_a_grown_catalog_in_a_bounded_number_of_requests(log
         assert reader.list_tables(["n0"]).items == sorted(f"t{k}" for k in range(0, i + 1, 5))
         manifest = lance.dataset(f"{writer.properties['root']}/__manifest", storage_options=options)
         files.append(sum(maintenance.files(manifest)[kind] for kind in ("data_files", "deletion_files")))
+        # with the catalog cache (as a dbt process has on S3): what changed since this machine's last read
+        for counts in (cached, again):
+            cached_reader = DirectoryNamespace.from_properties(cached_properties)
+            counts.append(_requests(log, partial(cached_reader.list_namespaces, [])))
+            assert cached_reader.list_tables(["n0"]).items == reader.list_tables(["n0"]).items
     # the listing, the manifest, one GET per file; the files are what upkeep bounds
     assert seen == [2 + count for count in files], (seen, files)
     assert max(files) <= maintenance.MOST_FILES, files
+    # cached: the first read fetches everything; after it only what changed: the new tail (a
+    # create carries the tail into a new fragment, a fold makes one small fragment) and, when the
+    # create rewrote its parent's row out of the indexed fragment, that fragment's deletion file
+    # (its row addresses, never its data); with no commit between, no file at all
+    assert cached[0] == seen[0] and set(cached[1:]) == {3, 4}, str((cached, seen, files))
+    assert again == [2] * len(again), again
 
 
 def test_commit_on_a_known_version_and_the_reads_after_it(logged_s3) -> None:

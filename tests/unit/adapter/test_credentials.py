@@ -66,3 +66,25 @@ def test_a_connect_token_is_masked_wherever_the_url_or_an_error_shows_it() -> No
     with pytest.raises(DbtRuntimeError) as raised:
         credentials(remote="http://h:15002/;token=t0ps3cret")
     assert "t0ps3cret" not in str(raised.value)
+
+
+def test_the_catalog_cache_is_on_for_object_stores_and_off_for_local_roots(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("DBT_LANCENS_CACHE_DIR", str(tmp_path / "user-cache"))
+    s3 = credentials(root="s3://b/p").namespace_properties(str(tmp_path))
+    assert s3["catalog_cache_dir"] == str(tmp_path / "user-cache" / "catalog")
+    assert "catalog_cache_dir" not in credentials().namespace_properties(str(tmp_path))
+    assert "catalog_cache_dir" not in credentials(root="memory://w").namespace_properties(str(tmp_path))
+    off = credentials(root="s3://b/p", catalog_cache=False).namespace_properties(str(tmp_path))
+    assert "catalog_cache_dir" not in off
+    assert "catalog_cache_dir" not in credentials(root="s3://b/p", catalog_cache="off").namespace_properties()
+    on = credentials(catalog_cache=True).namespace_properties(str(tmp_path))
+    assert on["catalog_cache_dir"] == str(tmp_path / "user-cache" / "catalog")
+    own = credentials(root="s3://b/p", catalog_cache="cache/here").namespace_properties(str(tmp_path))
+    assert own["catalog_cache_dir"] == os.path.join(str(tmp_path), "cache", "here")
+
+
+def test_the_catalog_cache_defaults_to_the_users_cache_directory(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("DBT_LANCENS_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    properties = credentials(root="s3://b/p").namespace_properties()
+    assert properties["catalog_cache_dir"] == str(tmp_path / "dbt-lancens" / "catalog")

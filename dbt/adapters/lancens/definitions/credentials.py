@@ -12,6 +12,7 @@ from dbt.adapters.contracts.connection import Credentials
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lancens.definitions.names import schema_to_namespace
+from dbt.adapters.lancens.text.yes_no import yes_or_no
 
 # Storage option keys whose values must never be shown (dbt debug, logs, errors).
 SECRET_OPTION_MARKERS = ("secret", "key", "token", "password", "session", "credential")
@@ -52,6 +53,16 @@ def redact_connect_url(url: str) -> str:
     return _URL_PARAM.sub(lambda m: m.group(1) + "****" if is_secret_option(m.group(2)) else m.group(0), url)
 
 
+def user_cache_dir() -> str:
+    """dbt-lancens's directory in the user's cache: `DBT_LANCENS_CACHE_DIR`, else under
+    `XDG_CACHE_HOME` (default `~/.cache`)."""
+    explicit = os.environ.get("DBT_LANCENS_CACHE_DIR")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "dbt-lancens")
+
+
 @dataclass
 class LancensCredentials(Credentials):
     """Profile keys (see the README's profile table).
@@ -73,6 +84,9 @@ class LancensCredentials(Credentials):
     # A Spark Connect URL (`sc://host:port/;token=...`): the dbt process is a client of that server.
     remote: str | None = None
     spark_config: dict[str, str] = field(default_factory=dict)
+    # Where `__manifest`'s fragments are cached between runs: a path, true (the user's cache
+    # directory) or false; unset: the user's cache directory for object-store roots, off for local.
+    catalog_cache: str | bool | None = None
 
     @classmethod
     def __pre_deserialize__(cls, data: Any) -> Any:
@@ -146,8 +160,26 @@ class LancensCredentials(Credentials):
             "manifest_enabled": str(self.manifest_enabled).lower(),
             "dir_listing_enabled": str(self.dir_listing_enabled).lower(),
         }
+        cache = self.catalog_cache_dir(project_root)
+        if cache is not None:
+            properties["catalog_cache_dir"] = cache
         properties.update({f"storage.{k}": v for k, v in self.storage_options.items()})
         return properties
+
+    def catalog_cache_dir(self, project_root: str | None = None) -> str | None:
+        """The directory of the catalog cache (`namespace/fragment_cache.py`), or None for none.
+
+        On by default only for object-store roots: there it saves a run the requests of reading
+        the catalog (which grow with it); a local root reads its catalog as fast as the cache."""
+        setting = yes_or_no(self.catalog_cache) if self.catalog_cache is not None else None
+        if setting is False:
+            return None
+        if self.catalog_cache is not None and setting is None:
+            path = os.path.expanduser(str(self.catalog_cache))
+            return os.path.abspath(os.path.join(project_root or os.getcwd(), path))
+        if setting is None and self.root.split("://", 1)[0] in (self.root, "file", "memory"):
+            return None
+        return os.path.join(user_cache_dir(), "catalog")
 
     def redact(self, text: str) -> str:
         """`text` without this profile's secrets (storage options, the Connect URL's token)."""

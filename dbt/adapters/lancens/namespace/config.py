@@ -19,7 +19,7 @@ from dbt.adapters.lancens.text.yes_no import yes_or_no
 STORAGE_PREFIX = "storage."
 
 
-KNOWN_PROPERTIES = ("root", "manifest_enabled", "dir_listing_enabled")
+KNOWN_PROPERTIES = ("root", "manifest_enabled", "dir_listing_enabled", "catalog_cache_dir")
 
 
 def parse_bool(value: object, name: str) -> bool:
@@ -52,6 +52,9 @@ class NamespaceConfig:
     manifest_enabled: bool = True
     dir_listing_enabled: bool = True
     storage_options: dict[str, str] = field(default_factory=dict)
+    catalog_cache_dir: str | None = None
+    """A local directory where ``__manifest``'s fragments are cached between processes
+    (``fragment_cache``); None: every new process reads the catalog from the root."""
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, object]) -> NamespaceConfig:
@@ -82,6 +85,7 @@ class NamespaceConfig:
                 properties.get("dir_listing_enabled", "true"), "dir_listing_enabled"
             ),
             storage_options=storage,
+            catalog_cache_dir=str(cache) if (cache := properties.get("catalog_cache_dir")) else None,
         )
 
     def to_properties(self) -> dict[str, str]:
@@ -90,6 +94,8 @@ class NamespaceConfig:
             "manifest_enabled": str(self.manifest_enabled).lower(),
             "dir_listing_enabled": str(self.dir_listing_enabled).lower(),
         }
+        if self.catalog_cache_dir is not None:
+            props["catalog_cache_dir"] = self.catalog_cache_dir
         props.update({STORAGE_PREFIX + key: value for key, value in self.storage_options.items()})
         return props
 

@@ -18,6 +18,7 @@ from lance.lance import _Session as LanceSession
 
 from dbt.adapters.lancens.namespace import errors, ids, kinds, layout
 from dbt.adapters.lancens.namespace.config import NamespaceConfig
+from dbt.adapters.lancens.namespace.fragment_cache import FragmentCache
 from dbt.adapters.lancens.namespace.manifest import ManifestTable
 from dbt.adapters.lancens.namespace.models import Page, ResolvedTable
 from dbt.adapters.lancens.namespace.snapshot import Row
@@ -35,8 +36,13 @@ class NamespaceContext:
         self.storage_options = dict(config.storage_options)
         self.session = LanceSession()
         self.fs = Storage(config.root, config.storage_options)
+        manifest_uri = self.fs.join(ids.MANIFEST_NAME)
         self.manifest = ManifestTable(
-            self.fs.join(ids.MANIFEST_NAME), config.storage_options, self.session, self.fs
+            manifest_uri,
+            config.storage_options,
+            self.session,
+            self.fs,
+            FragmentCache(config.catalog_cache_dir, manifest_uri) if config.catalog_cache_dir else None,
         )
         self._memory_handles: dict[str, lance.LanceDataset] = {}
         # Object stores: per table location, the dataset last opened at the newest version listed.

@@ -42,6 +42,7 @@ class DirectoryNamespace:
         manifest_enabled: bool = True,
         dir_listing_enabled: bool = True,
         storage_options: Mapping[str, str] | None = None,
+        catalog_cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         if not isinstance(manifest_enabled, bool) or not isinstance(dir_listing_enabled, bool):
             raise errors.InvalidInputError(
@@ -55,6 +56,7 @@ class DirectoryNamespace:
             manifest_enabled=manifest_enabled,
             dir_listing_enabled=dir_listing_enabled,
             storage_options={str(k): str(v) for k, v in (storage_options or {}).items()},
+            catalog_cache_dir=os.fspath(catalog_cache_dir) if catalog_cache_dir is not None else None,
         )
         self._context = NamespaceContext(config)
         self._versions = VersionManager(self._context)
@@ -66,7 +68,13 @@ class DirectoryNamespace:
     @classmethod
     def from_properties(cls, properties: Mapping[str, object]) -> DirectoryNamespace:
         config = NamespaceConfig.from_properties(properties)
-        return cls(config.root, config.manifest_enabled, config.dir_listing_enabled, config.storage_options)
+        return cls(
+            config.root,
+            config.manifest_enabled,
+            config.dir_listing_enabled,
+            config.storage_options,
+            config.catalog_cache_dir,
+        )
 
     @property
     def properties(self) -> dict[str, str]:

@@ -41,6 +41,7 @@ import pyarrow as pa
 from lance.lance import _Session as LanceSession
 
 from dbt.adapters.lancens.namespace import datasets, errors, ids, kinds, layout, maintenance
+from dbt.adapters.lancens.namespace.fragment_cache import FragmentCache
 from dbt.adapters.lancens.namespace.snapshot import ManifestSnapshot, Row
 from dbt.adapters.lancens.namespace.storage import Storage
 
@@ -217,9 +218,16 @@ class ManifestTable:
     """Access to one root's ``__manifest``; created lazily (and exactly once) by the first write."""
 
     def __init__(
-        self, uri: str, storage_options: Mapping[str, str], session: LanceSession, storage: Storage
+        self,
+        uri: str,
+        storage_options: Mapping[str, str],
+        session: LanceSession,
+        storage: Storage,
+        fragments: FragmentCache | None = None,
     ) -> None:
         self.uri = uri
+        # Where a full read takes the fragments this machine already read (None: from the store).
+        self._fragments = fragments
         self._storage = storage
         self._hint_path = f"{uri}/_versions/latest_version_hint.json"
         # None rather than {}: Lance keys its memory:// store by the options, and {} misses it
@@ -372,7 +380,8 @@ class ManifestTable:
         if dataset is None:
             snapshot = ManifestSnapshot.empty()
         else:
-            snapshot = ManifestSnapshot.from_table(version, dataset.to_table(), dict(dataset.metadata))
+            rows = self._fragments.read(dataset) if self._fragments is not None else dataset.to_table()
+            snapshot = ManifestSnapshot.from_table(version, rows, dict(dataset.metadata))
         with self._lock:
             if snapshot.version > self._cached.version:  # never step back: another thread may be ahead
                 self._cached = snapshot
