@@ -86,7 +86,7 @@ class FragmentCache:
         """The entry at ``path``, or None when there is none usable (absent, unreadable, or of
         another schema than the version's, which is then read from the store)."""
         try:
-            with pa.memory_map(str(path)) as source:
+            with pa.OSFile(str(path), "rb") as source:  # read into memory: the entry may be replaced
                 table = pa.ipc.open_file(source).read_all()
         except FileNotFoundError:
             return None
