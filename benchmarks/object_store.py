@@ -2,6 +2,7 @@
 
     python benchmarks/object_store.py              # every step, a few minutes
     python benchmarks/object_store.py --detail     # plus where each step's requests went
+    python benchmarks/object_store.py --curve 0,300,1000,2000   # the start of a run as the root grows
 
 On S3 a request costs tens of milliseconds, so the number of requests a step makes, not its CPU
 time, is what a user waits for. The counts are exact and repeatable (unlike timings on this shared
@@ -235,17 +236,48 @@ class Step:
     breakdown: list[tuple[str, int]]
 
 
-def grow(project: Project, tables: int) -> None:
-    """Add `tables` one-row tables to the root through the engine, spread over other namespaces."""
+def grow(project: Project, tables: int, start: int = 0) -> None:
+    """Add one-row tables `start` to `tables` - 1 to the root through the engine (in this process,
+    not the measured ones), spread over other namespaces (created with the first)."""
     import pyarrow as pa
 
     from dbt.adapters.lancens.namespace import DirectoryNamespace
 
     namespace = DirectoryNamespace(project.root, storage_options=project.options)
-    for n in range(GROW_NAMESPACES):
-        namespace.create_namespace([f"grown_{n}"])
-    for i in range(tables):
+    if start == 0:
+        for n in range(GROW_NAMESPACES):
+            namespace.create_namespace([f"grown_{n}"])
+    for i in range(start, tables):
         namespace.create_table([f"grown_{i % GROW_NAMESPACES}", f"t_{i}"], pa.table({"id": [i]}))
+
+
+def curve(project: Project, log: RequestLog, sizes: list[int]) -> None:
+    """The start of a run as the root grows: at each size (tables added by `grow`; printed: the
+    table rows of `__manifest`), `dbt debug` twice (this machine's first read of the grown
+    catalog, then the next run's) and the table model's next version, each one process; with the
+    files of `__manifest` a full read fetches."""
+    import lance
+
+    from dbt.adapters.lancens.namespace import maintenance
+
+    project.dbt("seed")
+    project.dbt("run", "-s", "table_model")
+    header = f"{'added':>7}{'tables':>8}{'debug, first':>14}{'debug, next':>13}{'table model':>13}"
+    print(f"\n{header}  __manifest files")
+    grown = 0
+    for size in sizes:
+        if size > grown:
+            grow(project, size, grown)
+            grown = size
+        counts = []
+        for args in (("debug",), ("debug",), ("run", "-s", "table_model")):
+            log.reset()
+            project.dbt(*args)
+            counts.append(log.count())
+        manifest = lance.dataset(f"{project.root}/__manifest", storage_options=project.options)
+        files = maintenance.files(manifest)
+        tables = manifest.count_rows(filter="object_type = 'table'")
+        print(f"{size:>7}{tables:>8}{counts[0]:>14}{counts[1]:>13}{counts[2]:>13}  {files}", flush=True)
 
 
 def measure(project: Project, log: RequestLog, grown: int) -> list[Step]:
@@ -299,12 +331,20 @@ def main() -> None:
     )
     parser.add_argument("--latency", type=float, default=LATENCY, help="seconds per request (projection)")
     parser.add_argument("--detail", action="store_true", help="where each step's requests went")
-    parser.add_argument("--grow", type=int, default=300, help="tables added before the last two steps")
+    parser.add_argument("--grow", type=int, default=300, help="tables added before the last steps")
+    parser.add_argument(
+        "--curve",
+        type=lambda text: [int(size) for size in text.split(",")],
+        help="instead of the steps: the start of a run at these numbers of added tables (0,300,1000,2000)",
+    )
     args = parser.parse_args()
     print(machine(), flush=True)
     with tempfile.TemporaryDirectory(prefix="lancens-object-store-") as work, s3_server() as (log, options):
         project = Project.write(Path(work) / "project", f"s3://{BUCKET}/warehouse", options)
-        report(measure(project, log, args.grow), args.latency, args.detail)
+        if args.curve:
+            curve(project, log, args.curve)
+        else:
+            report(measure(project, log, args.grow), args.latency, args.detail)
 
 
 if __name__ == "__main__":
