@@ -87,6 +87,11 @@ CASES: list[tuple[str, str, Call]] = [
         "storage_options",
         lambda ns, root: DirectoryNamespace(str(root), storage_options=[1]),
     ),
+    (
+        "catalog_cache_dir",
+        "catalog_cache_dir",
+        lambda ns, root: DirectoryNamespace(str(root), catalog_cache_dir=7),  # type: ignore[arg-type]
+    ),
 ]
 
 

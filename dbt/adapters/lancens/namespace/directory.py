@@ -51,6 +51,8 @@ class DirectoryNamespace:
             )
         if storage_options is not None and not isinstance(storage_options, Mapping):
             raise errors.InvalidInputError(f"storage_options must be a mapping, got {storage_options!r}")
+        if catalog_cache_dir is not None and not isinstance(catalog_cache_dir, str | os.PathLike):
+            raise errors.InvalidInputError(f"catalog_cache_dir must be a path, got {catalog_cache_dir!r}")
         config = NamespaceConfig(
             root=normalize_root(root),
             manifest_enabled=manifest_enabled,

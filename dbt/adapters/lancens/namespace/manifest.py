@@ -3,7 +3,8 @@
 **Reads** come from a ``ManifestSnapshot`` of the latest version. Finding the latest version is a
 cheap open through the shared ``lance.Session``; the rows are read again only when it changed, and
 the engine's own commits patch the snapshot instead. Inside ``snapshot()`` one operation's lookups
-all use one version.
+all use one version. With a ``FragmentCache`` a full read takes the fragments this machine already
+read from local disk (``fragment_cache``: the files of a version, never which version is latest).
 
 **Writes** are one merge keyed on ``object_id`` per commit (``ManifestChange``: insert new ids,
 replace whole rows, delete ids, or insert and delete together for a rename), never the
