@@ -32,6 +32,15 @@ def _entries(cache_dir: Path) -> list[Path]:
     return list(cache_dir.glob("*/*.arrow"))
 
 
+def _past_the_small_manifest(root: Path) -> DirectoryNamespace:
+    """A root whose ``__manifest`` has an indexed fragment that commits no longer rewrite whole."""
+    writer = make(str(root))
+    writer.create_namespace(["n"])
+    for i in range(maintenance.SMALL_ROWS + 8):
+        writer.create_table(["n", f"t{i}"], rows(1))
+    return writer
+
+
 def test_cached_reads_are_the_store_through_creates_drops_and_folds(tmp_path):
     root, cache_dir = tmp_path / "root", tmp_path / "cache"
     writer = make(str(root))
@@ -56,10 +65,7 @@ def test_cached_reads_are_the_store_through_creates_drops_and_folds(tmp_path):
 
 def test_a_hit_reads_no_data_file_even_after_new_deletions(tmp_path):
     root, cache_dir = tmp_path / "root", tmp_path / "cache"
-    writer = make(str(root))
-    writer.create_namespace(["n"])
-    for i in range(maintenance.SMALL_ROWS + 8):
-        writer.create_table(["n", f"t{i}"], rows(1))
+    writer = _past_the_small_manifest(root)
     cache = FragmentCache(cache_dir, str(root / "__manifest"))
     before = _store(root)
     cache.read(before)
@@ -83,10 +89,7 @@ def test_a_hit_reads_no_data_file_even_after_new_deletions(tmp_path):
 
 def test_deletions_undone_by_a_restore_read_the_fragment_again(tmp_path):
     root, cache_dir = tmp_path / "root", tmp_path / "cache"
-    writer = make(str(root))
-    writer.create_namespace(["n"])
-    for i in range(maintenance.SMALL_ROWS + 8):
-        writer.create_table(["n", f"t{i}"], rows(1))
+    writer = _past_the_small_manifest(root)
     kept = _store(root).version
     writer.drop_table(["n", "t0"])
     cache = FragmentCache(cache_dir, str(root / "__manifest"))
