@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import lance
@@ -12,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors, maintenance
-from dbt.adapters.lancens.namespace.fragment_cache import KEEP, FragmentCache
+from dbt.adapters.lancens.namespace.fragment_cache import KEEP, STALE_SECONDS, FragmentCache
 from tests.unit.namespace.helpers import make, rows
 
 
@@ -112,6 +113,22 @@ def test_an_unreadable_entry_is_read_from_the_store_and_replaced(tmp_path):
     entry.write_bytes(b"not arrow")
     assert _sorted_rows(cache.read(store)) == _sorted_rows(store.to_table())
     assert entry.read_bytes()[:6] == b"ARROW1"  # rewritten
+
+
+def test_what_a_killed_writer_left_is_removed_by_the_next_write(tmp_path):
+    root, cache_dir = tmp_path / "root", tmp_path / "cache"
+    writer = make(str(root))
+    writer.create_namespace(["n"])
+    cache = FragmentCache(cache_dir, str(root / "__manifest"))
+    cache.read(_store(root))
+    (entry,) = _entries(cache_dir)
+    old, fresh = entry.parent / "tmpold.tmp", entry.parent / "tmpfresh.tmp"
+    for leftover in (old, fresh):
+        leftover.write_bytes(b"half an entry")
+    os.utime(old, (time.time() - 2 * STALE_SECONDS,) * 2)
+    writer.create_table(["n", "t"], rows(1))  # a new version: its fragment is read and written
+    cache.read(_store(root))
+    assert not old.exists() and fresh.exists()  # a write in progress elsewhere is left alone
 
 
 def test_an_unwritable_cache_directory_never_fails_a_read(tmp_path):

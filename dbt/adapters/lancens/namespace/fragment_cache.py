@@ -28,6 +28,7 @@ import hashlib
 import logging
 import os
 import tempfile
+import time
 from pathlib import Path
 
 import lance
@@ -42,6 +43,8 @@ _DELETION_KEY = b"lancens.deletion_file"
 KEEP = 16
 """Entries kept per root: the live fragments of a compact ``__manifest`` are a handful
 (``maintenance.MOST_FILES``), and a fold replaces them all, so a few versions' worth is plenty."""
+STALE_SECONDS = 3600.0
+"""Age past which a ``.tmp`` file is a killed writer's, not one being written now."""
 
 
 class FragmentCache:
@@ -122,7 +125,15 @@ class FragmentCache:
             pass
 
     def _evict(self) -> None:
-        """Keep the ``KEEP`` entries used last (a hit touches its entry)."""
+        """Keep the ``KEEP`` entries used last (a hit touches its entry), and remove what a killed
+        writer left half-written (``.tmp`` files older than ``STALE_SECONDS``)."""
+        stale = time.time() - STALE_SECONDS
+        for leftover in self._directory.glob("*.tmp"):
+            try:
+                if leftover.stat().st_mtime < stale:
+                    leftover.unlink()
+            except FileNotFoundError:
+                continue
         entries = []
         for entry in self._directory.glob("*.arrow"):
             try:
