@@ -57,16 +57,18 @@ class FragmentCache:
     def read(self, dataset: lance.LanceDataset) -> pa.Table:
         """All live rows of ``dataset``'s version, each fragment from this cache where it holds the
         fragment's data files, from the store otherwise (and then cached)."""
-        parts = [self._fragment_rows(dataset, fragment) for fragment in dataset.get_fragments()]
         schema = dataset.schema
+        parts = [self._fragment_rows(dataset, schema, fragment) for fragment in dataset.get_fragments()]
         if not parts:
             return schema.empty_table()
         return pa.concat_tables([part.select(schema.names) for part in parts])
 
-    def _fragment_rows(self, dataset: lance.LanceDataset, fragment: LanceFragment) -> pa.Table:
+    def _fragment_rows(
+        self, dataset: lance.LanceDataset, schema: pa.Schema, fragment: LanceFragment
+    ) -> pa.Table:
         path = self._entry_path(fragment)
         deletion = fragment.deletion_file() or ""
-        cached = self._load(path, dataset.schema)
+        cached = self._load(path, schema)
         if cached is not None:
             if _deletion_of(cached) == deletion:
                 self._touch(path)
