@@ -12,6 +12,7 @@ from dbt.adapters.contracts.connection import Credentials
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lancens.definitions.names import schema_to_namespace
+from dbt.adapters.lancens.namespace.config import root_scheme
 from dbt.adapters.lancens.text.yes_no import yes_or_no
 
 # Storage option keys whose values must never be shown (dbt debug, logs, errors).
@@ -171,15 +172,15 @@ class LancensCredentials(Credentials):
 
         On by default only for object-store roots: there it saves a run the requests of reading
         the catalog (which grow with it); a local root reads its catalog as fast as the cache."""
-        setting = yes_or_no(self.catalog_cache) if self.catalog_cache is not None else None
-        if setting is False:
-            return None
-        if self.catalog_cache is not None and setting is None:
-            path = os.path.expanduser(str(self.catalog_cache))
-            return os.path.abspath(os.path.join(project_root or os.getcwd(), path))
-        if setting is None and self.root.split("://", 1)[0] in (self.root, "file", "memory"):
-            return None
-        return os.path.join(user_cache_dir(), "catalog")
+        if self.catalog_cache is None:
+            on = root_scheme(self.root) not in ("file", "memory")
+        else:
+            switch = yes_or_no(self.catalog_cache)
+            if switch is None:  # a directory of the profile's own
+                path = os.path.expanduser(str(self.catalog_cache))
+                return os.path.abspath(os.path.join(project_root or os.getcwd(), path))
+            on = switch
+        return os.path.join(user_cache_dir(), "catalog") if on else None
 
     def redact(self, text: str) -> str:
         """`text` without this profile's secrets (storage options, the Connect URL's token)."""

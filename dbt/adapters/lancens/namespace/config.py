@@ -30,6 +30,11 @@ def parse_bool(value: object, name: str) -> bool:
     return parsed
 
 
+def root_scheme(root: str) -> str:
+    """The scheme of a root or location (``s3``, ``memory``, ...); ``file`` for a plain path."""
+    return root.split("://", 1)[0] if "://" in root else "file"
+
+
 def normalize_root(root: str | os.PathLike[str]) -> str:
     """Return an absolute local path (``file://`` unwrapped) or a URI without a trailing slash."""
     if not isinstance(root, str | os.PathLike):

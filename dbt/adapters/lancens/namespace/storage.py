@@ -16,14 +16,14 @@ from typing import Any
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
-from dbt.adapters.lancens.namespace.config import s3fs_kwargs
+from dbt.adapters.lancens.namespace.config import root_scheme, s3fs_kwargs
 
 _MEMORY_LOCK = threading.Lock()
 
 
 def filesystem_for(root: str, storage_options: Mapping[str, str]) -> fsspec.AbstractFileSystem:
     """The fsspec filesystem for ``root`` with Lance-style storage options translated."""
-    protocol = root.split("://", 1)[0] if "://" in root else "file"
+    protocol = root_scheme(root)
     if protocol in ("s3", "s3a"):
         # No listing cache: Lance (Rust) and other processes write under the root behind s3fs's back,
         # so a cached listing of `_versions/` would hide a manifest staged a moment ago.
