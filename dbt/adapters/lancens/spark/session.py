@@ -3,7 +3,8 @@
 Why each setting:
 - ``spark.sql.catalogImplementation=in-memory``: the Lance namespace is the catalog of record, so
   Spark's catalog is a per-session cache (see ``catalog.py``); Hive/Derby would leave
-  ``metastore_db`` and ``spark-warehouse`` in the working directory (the warehouse dir is a temp dir).
+  ``metastore_db`` and ``spark-warehouse`` in the working directory (the warehouse dir is in the
+  process's own temporary directory, ``scratch.py``, removed when the process ends).
 - loopback driver host and bind address (and ``SPARK_LOCAL_IP``): nothing listens beyond 127.0.0.1;
   the web UI is off by default for the same reason (pass ``spark.ui.enabled=true`` to turn it on).
 - ``spark.sql.ui.explainMode=simple`` while nothing can show a query's plan description (web UI
@@ -52,7 +53,7 @@ from pyspark.find_spark_home import _find_spark_home
 from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
-from dbt.adapters.lancens.spark import class_archive
+from dbt.adapters.lancens.spark import class_archive, scratch
 from dbt.adapters.lancens.spark.datasource import register_data_source
 from dbt.adapters.lancens.spark.java_classes import java_class
 
@@ -106,7 +107,7 @@ def get_or_create_session(
                 active.conf.set(key, value)
         register_data_source(active)
         return active
-    warehouse = tempfile.mkdtemp(prefix="dbt-lancens-warehouse-")
+    warehouse = tempfile.mkdtemp(prefix="spark-warehouse-", dir=scratch.process_directory())
     settings = session_settings(config, files_dir, warehouse)
     with warnings.catch_warnings():
         # Starting the JVM forks and immediately execs `java`: nothing of lance runs in the

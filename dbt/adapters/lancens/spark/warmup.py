@@ -16,6 +16,8 @@ from collections.abc import Iterator
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
+from dbt.adapters.lancens.spark.scratch import process_directory
+
 # As many executor tasks as a local session runs at once on a small machine: each task's worker
 # stays alive for reuse, warm.
 _TASKS = 2
@@ -27,7 +29,8 @@ def warm_up(spark: SparkSession) -> None:
     Imports lance in the calling process too (the dbt process needs it for its first commit)."""
     import lance
 
-    scratch = tempfile.mkdtemp(prefix="dbt-lancens-warm-up-")
+    # In the process's own directory: removed at exit even when the process ends during the warm-up.
+    scratch = tempfile.mkdtemp(prefix="warm-up-", dir=process_directory())
     try:
         path = f"{scratch}/warm_up.lance"
         lance.write_dataset(pa.table({"id": pa.array([0, 1], pa.int64())}), path)
