@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Install dbt-lancens and build the sample project (seeds, models, Python model, tests) end to end.
+# Install dbt-lancens with the extra the sample needs (its `documents` model computes embeddings) and
+# build the sample project (seeds, models, Python model, snapshot, tests) end to end.
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-"$VENV_BIN/python" -m pip install --quiet -e "$PROJECT_ROOT"
+install_lancens embeddings
 cd "$PROJECT_ROOT/sample_project"
 "$VENV_BIN/dbt" build --profiles-dir . --project-dir . "$@"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Install dbt-lancens with its test dependencies, run the whole test suite, then the static checks
-# (ruff lint and format, mypy). CI runs exactly this (.ci/run).
+# (ruff lint and format, mypy). CI runs this after the sample (.ci/run).
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-"$VENV_BIN/python" -m pip install --quiet -e "$PROJECT_ROOT[test]"
+install_lancens test
 cd "$PROJECT_ROOT"
 # The dbt processes the tests start map one driver class archive made first (faster JVM starts);
 # a plain `pytest` leaves it off (tests/conftest.py), so no test's process ever starts a dump.
