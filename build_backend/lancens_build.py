@@ -8,6 +8,8 @@ site-packages only. In an editable install (`pip install -e .`) setuptools serve
 `dbt/adapters/lancens/__version__.py` for site-packages. Imports still come from the source tree:
 that site-packages directory has no `__init__.py`, and Python's path finder prefers the regular
 package it finds next, in the source tree. Regular wheels and sdists are setuptools' own.
+
+Editable and regular wheels first build the JVM connector into the package (`connector_build.py`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import os
 import zipfile
 from pathlib import Path
 
+from connector_build import build_connector
 from setuptools import build_meta as _setuptools
 from setuptools.build_meta import *  # noqa: F403 - every other hook is setuptools' own
 
@@ -31,9 +34,20 @@ def build_editable(
     metadata_directory: str | None = None,
 ) -> str:
     """setuptools' editable wheel, with the plugin marker added (and listed in its RECORD)."""
+    build_connector(_PROJECT_ROOT)
     name = _setuptools.build_editable(wheel_directory, config_settings, metadata_directory)
     add_file(os.path.join(wheel_directory, name), MARKER, (_PROJECT_ROOT / MARKER).read_bytes())
     return name
+
+
+def build_wheel(
+    wheel_directory: str,
+    config_settings: dict[str, object] | None = None,
+    metadata_directory: str | None = None,
+) -> str:
+    """setuptools' wheel, carrying the connector jar and its class path file (package data)."""
+    build_connector(_PROJECT_ROOT)
+    return _setuptools.build_wheel(wheel_directory, config_settings, metadata_directory)
 
 
 def add_file(wheel_path: str, archive_name: str, content: bytes) -> None:

@@ -1,0 +1,40 @@
+package org.dbtlancens.spark;
+
+import java.util.Map;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableProvider;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.sources.DataSourceRegister;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * The JVM reader of a Lance dataset: {@code spark.read.format("lance_jvm").load(uri)}, or by class
+ * name. Options: {@code path}, {@code version} (else the latest, resolved when the scan is planned),
+ * {@code storage_options} (a JSON object, as the Python data source takes it).
+ *
+ * <p>It is not called {@code lance}: that name is the project's Python data source, which stays
+ * the fallback, and a JVM source of the same name would shadow it.
+ */
+public final class LanceSource implements TableProvider, DataSourceRegister {
+  @Override
+  public String shortName() {
+    return "lance_jvm";
+  }
+
+  @Override
+  public StructType inferSchema(CaseInsensitiveStringMap options) {
+    ReadTarget target = ReadTarget.parse(options);
+    return SchemaMapping.toSpark(Datasets.schema(target, target.version()));
+  }
+
+  @Override
+  public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
+    return new LanceTable(ReadTarget.parse(new CaseInsensitiveStringMap(properties)), schema);
+  }
+
+  @Override
+  public boolean supportsExternalMetadata() {
+    return true; // a catalog entry carries the schema: no dataset is opened to infer it again
+  }
+}

@@ -1,0 +1,78 @@
+package org.dbtlancens.spark;
+
+import java.util.EnumSet;
+import java.util.Set;
+import org.apache.spark.sql.connector.catalog.MetadataColumn;
+import org.apache.spark.sql.connector.catalog.SupportsMetadataColumns;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * A Lance dataset as a Spark table that reads (writes stay with the Python data source and the
+ * engine's commit path). Its metadata column {@code _rowaddr} is Lance's row address (fragment id
+ * &lt;&lt; 32 | offset in the fragment), which the incremental strategies use to name exact rows of
+ * the version a query read.
+ */
+final class LanceTable implements SupportsRead, SupportsMetadataColumns {
+  static final String ROW_ADDRESS = "_rowaddr";
+
+  private final ReadTarget target;
+  private final StructType schema;
+
+  LanceTable(ReadTarget target, StructType schema) {
+    this.target = target;
+    this.schema = schema;
+  }
+
+  @Override
+  public String name() {
+    return target.uri() + (target.pinnedVersion() == null ? "" : "@" + target.pinnedVersion());
+  }
+
+  @Override
+  public StructType schema() {
+    return schema;
+  }
+
+  @Override
+  public Set<TableCapability> capabilities() {
+    return EnumSet.of(TableCapability.BATCH_READ);
+  }
+
+  @Override
+  public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+    return new LanceScanBuilder(target, schema, Datasets.plan(target));
+  }
+
+  @Override
+  public MetadataColumn[] metadataColumns() {
+    return new MetadataColumn[] {
+      new MetadataColumn() {
+        @Override
+        public String name() {
+          return ROW_ADDRESS;
+        }
+
+        @Override
+        public DataType dataType() {
+          return DataTypes.LongType;
+        }
+
+        @Override
+        public boolean isNullable() {
+          return false;
+        }
+
+        @Override
+        public String comment() {
+          return "Lance's row address: fragment id << 32 | offset in the fragment";
+        }
+      }
+    };
+  }
+}
