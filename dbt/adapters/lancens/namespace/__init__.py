@@ -8,6 +8,7 @@ describes the spec choices, the guarantees under concurrency and the error codes
 from dbt.adapters.lancens.namespace import errors
 from dbt.adapters.lancens.namespace.directory import DirectoryNamespace
 from dbt.adapters.lancens.namespace.models import (
+    BranchInfo,
     NamespaceInfo,
     ObjectEntry,
     Page,
@@ -18,6 +19,7 @@ from dbt.adapters.lancens.namespace.models import (
 from dbt.adapters.lancens.namespace.versions import TableVersion
 
 __all__ = [
+    "BranchInfo",
     "DirectoryNamespace",
     "NamespaceInfo",
     "ObjectEntry",

@@ -35,7 +35,7 @@ import lance
 from lance.commit import CommitConflictError
 from lance_namespace import LanceNamespace
 
-from dbt.adapters.lancens.namespace import errors, ids, layout, props
+from dbt.adapters.lancens.namespace import branches, errors, ids, layout, props
 from dbt.adapters.lancens.namespace.layout import TRANSACTIONS_DIR, VERSIONS_DIR
 from dbt.adapters.lancens.namespace.models import ResolvedTable
 from dbt.adapters.lancens.namespace.snapshot import Row
@@ -264,6 +264,9 @@ class CommitRequest:
     read_version: int | None
     properties: dict[str, str]
     location: str | None
+    branch: str | None = None
+    """A Lance branch of the table (``branches.py``): the commit lands there, ``read_version`` is a
+    version of the branch, and ``location`` (if given) the branch's."""
 
     @classmethod
     def of(
@@ -273,6 +276,7 @@ class CommitRequest:
         read_version: int | None,
         transaction_properties: Mapping[str, object] | None,
         location: str | None,
+        branch: str | None = None,
     ) -> CommitRequest:
         if not isinstance(operation, lance.LanceOperation.BaseOperation):
             raise errors.InvalidInputError(f"operation must be a lance.LanceOperation, got {operation!r}")
@@ -287,6 +291,7 @@ class CommitRequest:
             read_version,
             properties,
             location,
+            None if branch is None else branches.validate_name(branch, "branch"),
         )
 
 
@@ -321,8 +326,14 @@ def _commit(manager: VersionManager, request: CommitRequest, stage_only: bool) -
     # is safe here: the Lance commit is conditional on the read version, and a new table's row is
     # inserted by a commit that plans against the latest version again on any conflict.
     with manager._ctx.manifest.snapshot():
-        table, table_row = _target(manager, request.table_id, request.location, request.read_version)
+        on_main = request.location if request.branch is None else None
+        table, table_row = _target(manager, request.table_id, on_main, request.read_version)
         managed = stage_only or manager.management_enabled()
+    if request.branch is not None:  # never staged: stage_table_commit takes no branch
+        table = branches.commit_target(
+            manager._ctx, table, table_row is not None, request.branch, request.location
+        )
+        managed = False
     transaction = lance.Transaction(
         _read_version(manager, table, request.read_version),
         request.operation,

@@ -16,12 +16,20 @@ import lance
 from lance.lance import _Session as LanceSession
 
 from dbt.adapters.lancens.namespace import commit, errors
+from dbt.adapters.lancens.namespace.branch_ops import BranchOps
 from dbt.adapters.lancens.namespace.catalog_ops import CatalogOps
 from dbt.adapters.lancens.namespace.commit import StagedCommit
 from dbt.adapters.lancens.namespace.config import NamespaceConfig, normalize_root
 from dbt.adapters.lancens.namespace.context import NamespaceContext
 from dbt.adapters.lancens.namespace.datasets import TableData
-from dbt.adapters.lancens.namespace.models import NamespaceInfo, ObjectEntry, Page, TableInfo, ViewInfo
+from dbt.adapters.lancens.namespace.models import (
+    BranchInfo,
+    NamespaceInfo,
+    ObjectEntry,
+    Page,
+    TableInfo,
+    ViewInfo,
+)
 from dbt.adapters.lancens.namespace.namespace_ops import NamespaceOps
 from dbt.adapters.lancens.namespace.storage import Storage
 from dbt.adapters.lancens.namespace.table_ops import TableOps
@@ -66,6 +74,7 @@ class DirectoryNamespace:
         self._tables = TableOps(self._context, self._versions)
         self._views = ViewOps(self._context)
         self._catalog = CatalogOps(self._context, self._tables)
+        self._branches = BranchOps(self._context, self._tables)
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, object]) -> DirectoryNamespace:
@@ -185,7 +194,12 @@ class DirectoryNamespace:
     ) -> Page:
         return self._tables.list_tables(namespace_id, page_token, limit)
 
-    def describe_table(self, id: Sequence[str], version: int | None = None) -> TableInfo:
+    def describe_table(
+        self, id: Sequence[str], version: int | None = None, *, branch: str | None = None
+    ) -> TableInfo:
+        """``branch``: the table at that Lance branch (``branch_ops.py``; its own location)."""
+        if branch is not None:
+            return self._branches.describe_table(id, branch, version)
         return self._tables.describe_table(id, version)
 
     def table_exists(self, id: Sequence[str]) -> bool:
@@ -310,6 +324,24 @@ class DirectoryNamespace:
     ) -> int:
         return self._versions.batch_delete_table_versions(id, versions, ignore_missing)
 
+    # ----------------------------------------------------------- branches (branch_ops.py)
+    def create_table_branch(
+        self,
+        id: Sequence[str],
+        name: str,
+        from_version: int | None = None,
+        from_branch: str | None = None,
+    ) -> BranchInfo:
+        return self._branches.create_table_branch(id, name, from_version, from_branch)
+
+    def list_table_branches(
+        self, id: Sequence[str], page_token: str | None = None, limit: int | None = None
+    ) -> Page:
+        return self._branches.list_table_branches(id, page_token, limit)
+
+    def delete_table_branch(self, id: Sequence[str], name: str) -> BranchInfo:
+        return self._branches.delete_table_branch(id, name)
+
     # ------------------------------------------------------------------ commits (commit.py)
     def commit_table(
         self,
@@ -319,13 +351,19 @@ class DirectoryNamespace:
         transaction_properties: Mapping[str, str] | None = None,
         *,
         location: str | None = None,
+        branch: str | None = None,
     ) -> int:
         """Commit one Lance transaction to table ``id`` and return the new version.
 
         ``location`` is for a table that does not exist yet: outside V1 naming its directory name is
         random per ``table_location`` call, so a writer that already wrote fragments passes the
-        location it wrote them to (for an existing table it must match, else 13)."""
-        request = commit.CommitRequest.of(id, operation, read_version, transaction_properties, location)
+        location it wrote them to (for an existing table it must match, else 13).
+
+        ``branch``: commit to that branch of the table instead (22 if it does not exist);
+        ``read_version`` is then a version of the branch, ``location`` the branch's."""
+        request = commit.CommitRequest.of(
+            id, operation, read_version, transaction_properties, location, branch
+        )
         return commit.commit_table(self._versions, request)
 
     def stage_table_commit(

@@ -82,6 +82,18 @@ class InternalError(NamespaceError):
     code = 18
 
 
+class TableBranchNotFoundError(NamespaceError):
+    """No such branch of the table (lance_namespace's TABLE_BRANCH_NOT_FOUND, as native raises it)."""
+
+    code = 22
+
+
+class TableBranchAlreadyExistsError(NamespaceError):
+    """The table already has a branch of that name (TABLE_BRANCH_ALREADY_EXISTS, as native)."""
+
+    code = 23
+
+
 class DuplicateObjectIdError(Exception):
     """A manifest insert hit object ids that already exist (or that a concurrent writer inserted).
 

@@ -38,7 +38,10 @@ class NamespaceInfo:
 
 @dataclass(frozen=True)
 class TableInfo:
-    """A table as the namespace sees it; ``version``/``schema`` are None for declared-only tables."""
+    """A table as the namespace sees it; ``version``/``schema`` are None for declared-only tables.
+
+    ``branch``: the Lance branch described (None: main); ``location`` is then the branch's own
+    dataset directory, which every Lance reader opens as a table."""
 
     id: list[str]
     name: str
@@ -48,6 +51,22 @@ class TableInfo:
     schema: pa.Schema | None
     properties: dict[str, str] = field(default_factory=dict)
     declared_only: bool = False
+    branch: str | None = None
+
+
+@dataclass(frozen=True)
+class BranchInfo:
+    """One branch of a table, as Lance records it in ``_refs/branches/<name>.json``.
+
+    ``parent_branch`` None is main; ``parent_version`` is the version of the parent the branch
+    started from (its first own version has that number too); ``created_at`` is Unix seconds."""
+
+    name: str
+    parent_branch: str | None
+    parent_version: int
+    created_at: int
+    manifest_size: int
+    metadata: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,118 @@
+"""Table branches: the spec's CreateTableBranch, ListTableBranches, DeleteTableBranch, and a
+table described (or committed to) at a branch.
+
+A branch is Lance's own (pylance ``LanceDataset.create_branch``), exactly what pylance's native
+``DirectoryNamespace`` makes, so pylance, LanceDB, lance-spark and native open the same branch by
+name: ``_refs/branches/<percent-encoded name>.json`` records it (parent branch and version, creation
+time), and ``tree/<name>/`` under the table's directory is a Lance dataset of its own whose
+manifest names the table's directory as base path 0. Creating one writes that manifest, its
+transaction file and the ref, never a data file; a branch's own commits write under ``tree/<name>/``.
+Native writes no ``__manifest`` row for a branch, and neither does this engine: the table's row
+covers its branches (a drop deletes them with the directory).
+
+Names follow Lance's rules (checked here first, so a bad name is 13 naming the argument, where
+Lance's own refusals are an OSError or, for a too-long name, an internal error): ``main`` is the
+default branch and cannot be created or deleted; ``/`` separates segments of alphanumerics, ``.``,
+``-`` and ``_``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+from dbt.adapters.lancens.namespace import errors, ids, layout
+from dbt.adapters.lancens.namespace.context import NamespaceContext
+from dbt.adapters.lancens.namespace.models import BranchInfo, ResolvedTable
+
+MAIN = "main"
+# One path component on every store we run on; the ref file, `<percent-encoded name>.json`, is the
+# longest component a branch makes (Lance itself fails with an internal error past it).
+_MAX_COMPONENT_BYTES = 255
+_REF_SUFFIX = ".json"
+
+
+def validate_name(name: object, argument: str, main_allowed: bool = False) -> str:
+    """A branch name as Lance accepts it, else 13 naming ``argument`` and the rule broken.
+
+    ``main_allowed``: the default branch may be named (a source to branch from, a branch to
+    describe), not created or deleted."""
+    if not isinstance(name, str) or not name:
+        raise errors.InvalidInputError(f"{argument} must be a non-empty string, got {name!r}")
+    if name == MAIN:
+        if main_allowed:
+            return name
+        raise errors.InvalidInputError(f"{argument}: {MAIN!r} is the default branch; choose another name")
+    if ".." in name or "\\" in name or "//" in name:
+        raise errors.InvalidInputError(f"{argument} {name!r} must not contain '..', '//' or '\\'")
+    if name.startswith("/") or name.endswith("/") or name.endswith(".lock"):
+        raise errors.InvalidInputError(
+            f"{argument} {name!r} must not start or end with '/' or end with '.lock'"
+        )
+    for segment in name.split("/"):
+        if segment == "." or not all(char.isalnum() or char in ".-_" for char in segment):
+            raise errors.InvalidInputError(
+                f"{argument} {name!r}: segment {segment!r} may hold only letters, digits, '.', '-' and '_' "
+                "(and is not '.')"
+            )
+    if len(_ref_name(name).encode()) > _MAX_COMPONENT_BYTES:
+        raise errors.InvalidInputError(
+            f"{argument} {name[:40]!r}...: too long for a file name on the store "
+            f"(at most {_MAX_COMPONENT_BYTES} bytes once percent-encoded, with {_REF_SUFFIX!r})"
+        )
+    return name
+
+
+def _ref_name(name: str) -> str:
+    """The ref's file name, as Lance spells it (``a/b`` -> ``a%2Fb.json``, ``ü`` -> ``%C3%BC.json``)."""
+    return quote(name, safe="") + _REF_SUFFIX
+
+
+def branch_location(location: str, name: str) -> str:
+    """Where branch ``name`` of the table at ``location`` lives: a Lance dataset directory."""
+    return f"{location.rstrip('/')}/{layout.BRANCH_TREE_DIR}/{name}"
+
+
+def has_ref(context: NamespaceContext, location: str, name: str) -> bool:
+    """Whether branch ``name`` exists: its ref file (one HEAD on S3; Lance's listing would read
+    every branch's)."""
+    return context.fs.exists(f"{location.rstrip('/')}/{layout.BRANCH_REFS_DIR}/{_ref_name(name)}")
+
+
+def require(context: NamespaceContext, table: ResolvedTable, name: str) -> str:
+    """The branch's location; 22 unless it exists."""
+    if table.declared_only or not has_ref(context, table.location, name):
+        raise errors.TableBranchNotFoundError(f"table {ids.display(table.id)} has no branch {name!r}")
+    return branch_location(table.location, name)
+
+
+def commit_target(
+    context: NamespaceContext, table: ResolvedTable, new_table: bool, name: str, location: str | None
+) -> ResolvedTable:
+    """Where a commit to branch ``name`` of ``table`` lands (``commit.commit_table``): the
+    branch's dataset, committed file-based (native tracks no branch version in ``__manifest``).
+    4 for a table that does not exist yet (a branch starts from a version of main), 22 for a
+    missing branch, 13 for a ``location`` that is not the branch's."""
+    if new_table:
+        raise errors.TableNotFoundError(
+            f"table {ids.display(table.id)} not found: a branch commit needs the table on main"
+        )
+    target = require(context, table, name)
+    if location is not None and location.rstrip("/") != target:
+        raise errors.InvalidInputError(
+            f"branch {name!r} of table {ids.display(table.id)} lives at {target}, not at {location}"
+        )
+    return ResolvedTable(table.id, target, table.in_manifest, False)
+
+
+def branch_info(name: str, branch: Mapping[str, Any]) -> BranchInfo:
+    created = branch.get("create_at")
+    return BranchInfo(
+        name,
+        branch.get("parent_branch"),
+        int(branch["parent_version"]),
+        int(created) if created is not None else 0,
+        int(branch.get("manifest_size") or 0),
+        dict(branch.get("metadata") or {}),
+    )
