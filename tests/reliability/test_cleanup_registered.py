@@ -55,13 +55,19 @@ select id from {{ ref('events') }}
 CLEAN_ALL = """
 {% macro clean_all(tables, grace_hours) %}
   {%- do repair_namespace() -%}
-  {%- do cleanup_namespace(retain_versions=1, older_than_days=0, grace_hours=grace_hours) -%}
+  {%- do cleanup_namespace(retain_versions=1, older_than_days=0, grace_hours=grace_hours,
+                           allow_short_grace=true) -%}
   {%- for table in tables -%}
-    {%- do cleanup_table_versions(table, 1, 0, grace_hours) -%}
+    {%- do cleanup_table_versions(table, 1, 0, grace_hours, allow_short_grace=true) -%}
   {%- endfor -%}
 {% endmacro %}
 """
-CLEANUP_NOW = ["run-operation", "lancens.cleanup_namespace", "--args", "{grace_hours: 0}"]
+CLEANUP_NOW = [
+    "run-operation",
+    "lancens.cleanup_namespace",
+    "--args",
+    "{grace_hours: 0, allow_short_grace: true}",
+]
 TABLES = [f"{SCHEMA}.events", f"{SCHEMA}.maintained", f"{SCHEMA}.deep.nested", "ops.dev.events"]
 
 

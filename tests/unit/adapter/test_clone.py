@@ -65,7 +65,12 @@ def test_clone_shares_the_source_files_and_writes_its_own(namespace: DirectoryNa
     namespace.commit_table(CLONE, lance.LanceOperation.Append(fragments), read_version=clone.version)
     dataset(namespace, CLONE).delete("id < 5")
     maintenance.cleanup_table(
-        namespace, CLONE, retain_versions=1, older_than=timedelta(0), grace=timedelta(0)
+        namespace,
+        CLONE,
+        retain_versions=1,
+        older_than=timedelta(0),
+        grace=timedelta(0),
+        allow_short_grace=True,
     )
 
     assert sorted(dataset(namespace, CLONE).to_table()["id"].to_pylist()) == [5, 6, 7, 8, 9, 100]
@@ -97,7 +102,9 @@ def overwrite(ns: DirectoryNamespace, table: list[str], ids: list[int]) -> None:
 
 
 def cleanup(ns: DirectoryNamespace, table: list[str]) -> None:
-    maintenance.cleanup_table(ns, table, retain_versions=1, older_than=timedelta(0), grace=timedelta(0))
+    maintenance.cleanup_table(
+        ns, table, retain_versions=1, older_than=timedelta(0), grace=timedelta(0), allow_short_grace=True
+    )
 
 
 def test_clone_holds_its_source_version_through_cleanup_and_purge(namespace: DirectoryNamespace) -> None:

@@ -224,7 +224,7 @@ def test_leftovers_of_killed_runs_go_after_the_grace_period(namespace: Directory
             for name in names:
                 os.utime(os.path.join(directory, name), (time.time() - 7200, time.time() - 7200))
         grace = timedelta(hours=1)
-    report = maintenance.cleanup_namespace(namespace, grace=grace)
+    report = maintenance.cleanup_namespace(namespace, grace=grace, allow_short_grace=True)
 
     removed = "\n".join(report.leftovers)
     if managed:
@@ -260,7 +260,7 @@ def test_cleanup_namespace_removes_old_manifest_versions_and_keeps_every_entry(
     assert len(lance.dataset(manifest, storage_options=options).versions()) == count
 
     time.sleep(1.1)  # manifest timestamps are in milliseconds, S3 objects' in whole seconds
-    report = maintenance.cleanup_namespace(namespace, grace=timedelta(seconds=1))
+    report = maintenance.cleanup_namespace(namespace, grace=timedelta(seconds=1), allow_short_grace=True)
     assert len(report.versions["__manifest"]) == count - 1 and report.bytes_removed > 0
     assert len(lance.dataset(manifest, storage_options=options).versions()) == 1
     assert all_pages(namespace.list_tables, ["docs"]) == ["t0", "t1", "t2", "t3"]
@@ -298,7 +298,9 @@ def test_cleanup_keeps_every_registered_directory_and_repairs_lost_reservations(
     assert sorted(owned.values()) == ["table", "table", "view", "view"]
     markers = {location: storage.read_bytes(f"{location}/.lance-reserved") for location in owned}
 
-    report = maintenance.cleanup_namespace(namespace, grace=_age_everything(namespace))
+    report = maintenance.cleanup_namespace(
+        namespace, grace=_age_everything(namespace), allow_short_grace=True
+    )
     assert report.leftovers == [] and report.repaired == []
     assert {location: storage.read_bytes(f"{location}/.lance-reserved") for location in owned} == markers
 
@@ -309,7 +311,9 @@ def test_cleanup_keeps_every_registered_directory_and_repairs_lost_reservations(
     assert maintenance.repair(namespace).repaired == []
     assert {location: storage.read_bytes(f"{location}/.lance-reserved") for location in owned} == markers
     storage.rm_tree(damaged[0])
-    assert maintenance.cleanup_namespace(namespace, grace=timedelta(0)).repaired == [damaged[0]]
+    assert maintenance.cleanup_namespace(namespace, grace=timedelta(0), allow_short_grace=True).repaired == [
+        damaged[0]
+    ]
     assert namespace.describe_view(["docs", "inner", "w"]).sql == "select 1"
 
 
@@ -338,7 +342,9 @@ def test_cleanup_sweeps_unreferenced_indexes_and_keeps_every_kept_versions(
 
     young = maintenance.cleanup_namespace(namespace, grace=timedelta(hours=1))
     assert young.leftovers == []
-    report = maintenance.cleanup_namespace(namespace, grace=_age_everything(namespace))
+    report = maintenance.cleanup_namespace(
+        namespace, grace=_age_everything(namespace), allow_short_grace=True
+    )
     removed = "\n".join(report.leftovers)
     assert "0000dead" in removed and "0000beef" in removed
     assert set(storage.names(f"{location}/_indices")) == kept

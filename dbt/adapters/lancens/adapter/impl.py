@@ -539,6 +539,7 @@ class LancensAdapter(SparkAdapter):
         retain_versions: int | None = None,
         older_than_days: float | None = None,
         grace_hours: float = 24,
+        allow_short_grace: Any = False,
     ) -> str:
         """Remove old untagged versions and killed runs' leftovers of one table; returns the report."""
         with self.connections.exception_handler(f"cleanup_table_versions {relation}"):
@@ -548,6 +549,7 @@ class LancensAdapter(SparkAdapter):
                 whole_number_or_none(retain_versions, "retain_versions"),
                 days_or_none(older_than_days, "older_than_days"),
                 timedelta(hours=float(grace_hours)),
+                flag(allow_short_grace, "allow_short_grace"),
             )
         return report.summary()
 
@@ -557,6 +559,7 @@ class LancensAdapter(SparkAdapter):
         retain_versions: int | None = None,
         older_than_days: float | None = None,
         grace_hours: float = 24,
+        allow_short_grace: Any = False,
     ) -> str:
         """`cleanup_table_versions` for every table, then the root's leftovers."""
         with self.connections.exception_handler("cleanup_namespace"):
@@ -565,6 +568,7 @@ class LancensAdapter(SparkAdapter):
                 whole_number_or_none(retain_versions, "retain_versions"),
                 days_or_none(older_than_days, "older_than_days"),
                 timedelta(hours=float(grace_hours)),
+                flag(allow_short_grace, "allow_short_grace"),
             )
         return report.summary()
 

@@ -88,6 +88,8 @@ class LancensCredentials(Credentials):
     # Where `__manifest`'s fragments are cached between runs: a path, true (the user's cache
     # directory) or false; unset: the user's cache directory for object-store roots, off for local.
     catalog_cache: str | bool | None = None
+    # True: a root that already holds other files may become a namespace (`namespace/ownership.py`).
+    allow_foreign_root: bool = False
 
     @classmethod
     def __pre_deserialize__(cls, data: Any) -> Any:
@@ -161,6 +163,8 @@ class LancensCredentials(Credentials):
             "manifest_enabled": str(self.manifest_enabled).lower(),
             "dir_listing_enabled": str(self.dir_listing_enabled).lower(),
         }
+        if self.allow_foreign_root:
+            properties["allow_foreign_root"] = "true"
         cache = self.catalog_cache_dir(project_root)
         if cache is not None:
             properties["catalog_cache_dir"] = cache

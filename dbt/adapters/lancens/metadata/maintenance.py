@@ -10,11 +10,17 @@
   files they alone reference; a crash in between leaves plain, still readable old versions that
   the next cleanup removes.
 * Leftovers of killed runs and lost races, only when older than `grace` (a running writer is never
-  disturbed): staged manifests no version row points at (`*.manifest-<uuid>`), detached manifests
-  (`d*.manifest`) of killed atomic runs, data files and `_indices/<uuid>` directories no kept
-  version reads (of every table and of `__manifest`), the run scratch directories
-  `.lancens-staging/<invocation>/`, and directories of new tables that were staged but never
-  published (no finalized manifest, no namespace entry; empty ones too).
+  disturbed; a grace below `MIN_GRACE` is refused unless the caller says `allow_short_grace`):
+  staged manifests no version row points at (`*.manifest-<uuid>`), detached manifests
+  (`d*.manifest`) of killed atomic runs, data files (`data/*.lance`, a killed writer's temp files)
+  and `_indices/<uuid>` directories no kept version reads (of every table and of `__manifest`),
+  the run scratch directories `.lancens-staging/<invocation>/`, and directories of new tables that
+  were staged but never published (named as the engine names a table's directory, no finalized
+  manifest, no namespace entry; empty ones too).
+* Only what is provably ours (`namespace/ownership.py`): a root may be someone's directory, so a
+  directory goes only when every entry under it has a Lance table directory's shape. One with
+  anything else in it is kept whole and reported (`skipped`); a root entry not named as a table
+  directory is never looked into; a file of another shape inside a table's `data/` stays.
 * What is in use comes from the namespace itself, never from one listing: the directories every
   table, declared table and view row owns (`DirectoryNamespace.registered_locations`), and, within
   a table, every version the engine or Lance lists (tagged ones, so a clone's hold, included) plus
@@ -37,7 +43,7 @@ from dbt.adapters.lancens.definitions.maintenance_config import DEFAULT_OLDER_TH
 from dbt.adapters.lancens.metadata import clone_holds
 from dbt.adapters.lancens.metadata.engine_dataset import latest, open_for_commits, version_history
 from dbt.adapters.lancens.metadata.tags import tagged_versions
-from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
+from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages, ownership
 from dbt.adapters.lancens.namespace.ids import MANIFEST_NAME
 from dbt.adapters.lancens.namespace.layout import (
     DATA_DIR,
@@ -51,6 +57,9 @@ from dbt.adapters.lancens.namespace.storage import Storage
 from dbt.adapters.lancens.runtime.staging import SCRATCH_DIR
 
 DEFAULT_GRACE = timedelta(hours=24)
+# Below this a cleanup may take the files of a run that is writing now (Delta's VACUUM refuses a
+# retention below its safe default the same way); `allow_short_grace` turns the check off.
+MIN_GRACE = timedelta(hours=1)
 STAGED_MARK = ".manifest-"
 
 
@@ -76,12 +85,15 @@ class CleanupReport:
     leftovers: list[str] = field(default_factory=list)
     bytes_removed: int = 0
     repaired: list[str] = field(default_factory=list)
+    # directories shaped like a leftover that also hold what no Lance table has: kept, with why
+    skipped: list[str] = field(default_factory=list)
 
     def merge(self, other: CleanupReport) -> None:
         self.versions.update(other.versions)
         self.leftovers.extend(other.leftovers)
         self.bytes_removed += other.bytes_removed
         self.repaired.extend(other.repaired)
+        self.skipped.extend(other.skipped)
 
     def summary(self) -> str:
         removed = sum(len(versions) for versions in self.versions.values())
@@ -92,6 +104,7 @@ class CleanupReport:
         lines += [f"  {table}: versions {', '.join(map(str, v))}" for table, v in self.versions.items() if v]
         lines += [f"  leftover {path}" for path in self.leftovers]
         lines += [f"  repaired {path} (its .lance-reserved was gone)" for path in self.repaired]
+        lines += [f"  kept {entry}" for entry in self.skipped]
         return "\n".join(lines)
 
 
@@ -124,6 +137,20 @@ def optimize_table(
 
 
 # -- versions ------------------------------------------------------------------------------------------
+def check_grace(grace: timedelta, allow_short_grace: bool) -> None:
+    """Refuse a grace below `MIN_GRACE` unless `allow_short_grace`: the files a run writes are
+    uncommitted until its commit, so a short grace lets a cleanup delete them under the run."""
+    if grace < timedelta(0):
+        raise ValueError(f"grace_hours must not be negative, got {grace.total_seconds() / 3600:g}")
+    if grace < MIN_GRACE and not allow_short_grace:
+        raise ValueError(
+            f"grace_hours={grace.total_seconds() / 3600:g} is below the safe minimum of "
+            f"{MIN_GRACE.total_seconds() / 3600:g} hour(s): a dbt run writing to the root now could have "
+            "the files it has not committed yet removed, and fail. Pass `allow_short_grace: true` to "
+            "clean up with it anyway, when nothing writes to the root meanwhile"
+        )
+
+
 def doomed_versions(
     versions: Sequence[tuple[int, int | None]],
     tagged: set[int],
@@ -159,9 +186,11 @@ def cleanup_table(
     retain_versions: int | None = None,
     older_than: timedelta | None = None,
     grace: timedelta = DEFAULT_GRACE,
+    allow_short_grace: bool = False,
 ) -> CleanupReport:
     """Remove the table's old versions (when `retain_versions` or `older_than` is given) and the
-    leftovers of killed writes older than `grace`."""
+    leftovers of killed writes older than `grace` (`check_grace`)."""
+    check_grace(grace, allow_short_grace)
     versions_wanted = retain_versions is not None or older_than is not None
     if versions_wanted:
         doomed_versions([], set(), retain_versions, older_than, 0)  # bad arguments fail before any work
@@ -244,12 +273,14 @@ def _unreferenced_files(
     data = {
         relative: entry
         for relative, entry in storage.files(f"{location}/{DATA_DIR}").items()
-        if _older_than(entry, grace)
+        if ownership.is_table_file(f"{DATA_DIR}/{relative}") and _older_than(entry, grace)
     }
     indices = {
         _base_name(entry["name"]): entry
         for entry in storage.ls(f"{location}/{INDICES_DIR}")
-        if entry.get("type") == "directory" and _idle(storage, entry, grace)
+        if entry.get("type") == "directory"
+        and ownership.is_index_dir(f"{INDICES_DIR}/{_base_name(entry['name'])}")
+        and _idle(storage, entry, grace)
     }
     for number in sorted(versions, reverse=True):
         if not (data or indices):
@@ -284,13 +315,22 @@ def namespace_leftovers(namespace: DirectoryNamespace, grace: timedelta) -> Clea
     """Root-level leftovers older than `grace`: run scratch dirs and never-published table dirs.
 
     A directory is a leftover only when no object of the namespace owns it (the engine's
-    `registered_locations`: tables, declared tables and views at every level) and it holds no
-    finalized version (a deregistered table keeps its files on purpose). One never published may be
-    empty but for its `data/` directory (a losing run removed its files)."""
+    `registered_locations`: tables, declared tables and views at every level), it holds no
+    finalized version (a deregistered table keeps its files on purpose), it is named as the engine
+    names a table's directory and everything in it has a Lance table's shape
+    (`ownership.foreign_entry`). One never published may be empty but for its `data/` directory
+    (a losing run removed its files). A root entry of any other name is someone else's; one named
+    like ours but holding other files is kept and reported: removing only its Lance parts would
+    take files from whoever put the rest there."""
     storage = namespace.storage
     report = CleanupReport()
     for entry in storage.ls(storage.join(SCRATCH_DIR)):
-        if entry.get("type") == "directory" and _idle(storage, entry, grace):
+        if entry.get("type") != "directory":
+            continue
+        foreign = _scratch_foreign_entry(storage, entry["name"])
+        if foreign is not None:
+            report.skipped.append(_kept(storage, entry["name"], foreign))
+        elif _idle(storage, entry, grace):
             _remove(storage, entry["name"], entry, report, recursive=True)
     storage.remove_if_empty(storage.join(SCRATCH_DIR))  # as a run's own publish or discard does
     owned = set(namespace.registered_locations())
@@ -299,15 +339,37 @@ def namespace_leftovers(namespace: DirectoryNamespace, grace: timedelta) -> Clea
         path = storage.join(name)
         if (
             entry.get("type") != "directory"
-            or name.startswith(".")
-            or name == MANIFEST_NAME
+            or not ownership.is_table_dir_name(name)
             or path in owned
             or has_versions(storage, path)
         ):
             continue
-        if _idle(storage, entry, grace):
+        foreign = ownership.foreign_entry(storage, path)
+        if foreign is not None:
+            report.skipped.append(_kept(storage, path, foreign))
+        elif _idle(storage, entry, grace):
             _remove(storage, path, entry, report, recursive=True)
     return report
+
+
+def _scratch_foreign_entry(storage: Storage, run_dir: str) -> str | None:
+    """What in a scratch directory is no Lance table's: it is one table's directory (a shallow
+    clone of schema evolution) or holds only those (an atomic run's copies); None when all is ours."""
+    if ownership.foreign_entry(storage, run_dir) is None:
+        return None
+    for entry in storage.ls(run_dir):
+        name = _base_name(entry["name"])
+        if entry.get("type") != "directory":
+            return name
+        foreign = ownership.foreign_entry(storage, entry["name"])
+        if foreign is not None:
+            return f"{name}/{foreign}"
+    return None
+
+
+def _kept(storage: Storage, path: str, foreign: str) -> str:
+    shown = _shown(storage, path)
+    return f"{shown}: it looks like a leftover but also holds {foreign}, which no Lance table has"
 
 
 def table_ids(namespace: DirectoryNamespace, parent: list[str] | None = None) -> Iterator[list[str]]:
@@ -324,13 +386,18 @@ def cleanup_namespace(
     retain_versions: int | None = None,
     older_than: timedelta | None = None,
     grace: timedelta = DEFAULT_GRACE,
+    allow_short_grace: bool = False,
 ) -> CleanupReport:
     """`repair` first (a damaged root is whole again before anything is removed), `cleanup_table`
-    for every table of the root, then the root-level leftovers and `__manifest`'s history."""
+    for every table of the root, then the root-level leftovers and `__manifest`'s history. A grace
+    below `MIN_GRACE` is refused before any of it unless `allow_short_grace` (`check_grace`)."""
+    check_grace(grace, allow_short_grace)
     report = repair(namespace)
     for table_id in table_ids(namespace):
         if not namespace.describe_table(table_id).declared_only:
-            report.merge(cleanup_table(namespace, table_id, retain_versions, older_than, grace))
+            report.merge(
+                cleanup_table(namespace, table_id, retain_versions, older_than, grace, allow_short_grace)
+            )
     report.merge(namespace_leftovers(namespace, grace))
     report.merge(manifest_history(namespace, grace))
     return report
@@ -399,9 +466,14 @@ def _remove(
         else int(info.get("size") or 0)
     )
     storage.rm(path, recursive=recursive)
-    scheme = storage.root.split("://", 1)[0] + "://" if "://" in storage.root else ""
-    report.leftovers.append(path if "://" in path or not scheme else scheme + path)
+    report.leftovers.append(_shown(storage, path))
     report.bytes_removed += size
+
+
+def _shown(storage: Storage, path: str) -> str:
+    """`path` as a report shows it: with the root's scheme (fsspec's listings drop it)."""
+    scheme = storage.root.split("://", 1)[0] + "://" if "://" in storage.root else ""
+    return path if "://" in path or not scheme else scheme + path
 
 
 def after_build(

@@ -19,7 +19,13 @@ from dbt.adapters.lancens.text.yes_no import yes_or_no
 STORAGE_PREFIX = "storage."
 
 
-KNOWN_PROPERTIES = ("root", "manifest_enabled", "dir_listing_enabled", "catalog_cache_dir")
+KNOWN_PROPERTIES = (
+    "root",
+    "manifest_enabled",
+    "dir_listing_enabled",
+    "catalog_cache_dir",
+    "allow_foreign_root",
+)
 
 
 def parse_bool(value: object, name: str) -> bool:
@@ -60,6 +66,9 @@ class NamespaceConfig:
     catalog_cache_dir: str | None = None
     """A local directory where ``__manifest``'s fragments are cached between processes
     (``fragment_cache``); None: every new process reads the catalog from the root."""
+    allow_foreign_root: bool = False
+    """Whether the root's first ``__manifest`` may be written among entries that are no table
+    directory (``ownership.refuse_foreign_root``): off, such a root is refused."""
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, object]) -> NamespaceConfig:
@@ -91,6 +100,9 @@ class NamespaceConfig:
             ),
             storage_options=storage,
             catalog_cache_dir=str(cache) if (cache := properties.get("catalog_cache_dir")) else None,
+            allow_foreign_root=parse_bool(
+                properties.get("allow_foreign_root", "false"), "allow_foreign_root"
+            ),
         )
 
     def to_properties(self) -> dict[str, str]:
@@ -101,6 +113,8 @@ class NamespaceConfig:
         }
         if self.catalog_cache_dir is not None:
             props["catalog_cache_dir"] = self.catalog_cache_dir
+        if self.allow_foreign_root:
+            props["allow_foreign_root"] = "true"
         props.update({STORAGE_PREFIX + key: value for key, value in self.storage_options.items()})
         return props
 

@@ -43,6 +43,7 @@ class NamespaceContext:
             self.session,
             self.fs,
             FragmentCache(config.catalog_cache_dir, manifest_uri) if config.catalog_cache_dir else None,
+            config.allow_foreign_root,
         )
         self._memory_handles: dict[str, lance.LanceDataset] = {}
         # Object stores: per table location, the dataset last opened at the newest version listed.

@@ -51,11 +51,14 @@ class DirectoryNamespace:
         dir_listing_enabled: bool = True,
         storage_options: Mapping[str, str] | None = None,
         catalog_cache_dir: str | os.PathLike[str] | None = None,
+        allow_foreign_root: bool = False,
     ) -> None:
-        if not isinstance(manifest_enabled, bool) or not isinstance(dir_listing_enabled, bool):
+        if not all(
+            isinstance(flag, bool) for flag in (manifest_enabled, dir_listing_enabled, allow_foreign_root)
+        ):
             raise errors.InvalidInputError(
-                f"manifest_enabled and dir_listing_enabled must be booleans, got "
-                f"{manifest_enabled!r} and {dir_listing_enabled!r}"
+                f"manifest_enabled, dir_listing_enabled and allow_foreign_root must be booleans, got "
+                f"{manifest_enabled!r}, {dir_listing_enabled!r} and {allow_foreign_root!r}"
             )
         if storage_options is not None and not isinstance(storage_options, Mapping):
             raise errors.InvalidInputError(f"storage_options must be a mapping, got {storage_options!r}")
@@ -67,6 +70,7 @@ class DirectoryNamespace:
             dir_listing_enabled=dir_listing_enabled,
             storage_options={str(k): str(v) for k, v in (storage_options or {}).items()},
             catalog_cache_dir=os.fspath(catalog_cache_dir) if catalog_cache_dir is not None else None,
+            allow_foreign_root=allow_foreign_root,
         )
         self._context = NamespaceContext(config)
         self._versions = VersionManager(self._context)
@@ -85,6 +89,7 @@ class DirectoryNamespace:
             config.dir_listing_enabled,
             config.storage_options,
             config.catalog_cache_dir,
+            config.allow_foreign_root,
         )
 
     @property

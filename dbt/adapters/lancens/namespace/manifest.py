@@ -41,7 +41,7 @@ import lance
 import pyarrow as pa
 from lance.lance import _Session as LanceSession
 
-from dbt.adapters.lancens.namespace import datasets, errors, ids, kinds, layout, maintenance
+from dbt.adapters.lancens.namespace import datasets, errors, ids, kinds, layout, maintenance, ownership
 from dbt.adapters.lancens.namespace.fragment_cache import FragmentCache
 from dbt.adapters.lancens.namespace.snapshot import ManifestSnapshot, Row
 from dbt.adapters.lancens.namespace.storage import Storage
@@ -225,8 +225,10 @@ class ManifestTable:
         session: LanceSession,
         storage: Storage,
         fragments: FragmentCache | None = None,
+        allow_foreign_root: bool = False,
     ) -> None:
         self.uri = uri
+        self._allow_foreign_root = allow_foreign_root
         # Where a full read takes the fragments this machine already read (None: from the store).
         self._fragments = fragments
         self._storage = storage
@@ -479,7 +481,9 @@ class ManifestTable:
         return dataset
 
     def _create(self) -> lance.LanceDataset:
-        """Create the empty manifest exactly once; a creator that lost opens the winner's."""
+        """Create the empty manifest exactly once; a creator that lost opens the winner's. A root
+        holding someone else's files is refused first (``ownership.refuse_foreign_root``)."""
+        ownership.refuse_foreign_root(self._storage, self._allow_foreign_root)
         try:
             self._handle = datasets.create(
                 self._storage, self.uri, SCHEMA.empty_table(), self._storage_options, self._session
