@@ -5,6 +5,17 @@ stress run sets 20 or more). Checked each round: no worker gets a raw exception,
 where one id is contested and the others get the spec codes, the namespace and the files on
 storage hold the winner's work and nothing of the losers' (no second row, no orphan directory, no
 stray data file), and every operation reported successful is there afterwards.
+
+What the S3 rounds can prove: moto's server (threaded) checks `If-None-Match: *` and then stores
+the object as two steps without a lock (`moto/s3/responses.py`, `put_object`), so two conditional
+puts of one new key can both succeed there. Real S3 decides them atomically: one wins, the others
+get 412 Precondition Failed (s3fs: FileExistsError) or 409 ConditionalRequestConflict. A round on
+moto therefore proves the order of our steps and that losers get spec codes, not the atomicity of
+the conditional create our reservations, markers and version files rest on; the local rounds
+(`O_EXCL`, atomic) prove that. A failure seen once on S3 (two deregisters of a root table both ok)
+needed no help from moto: the row went before the `.lance-deregistered` marker, and a second caller in
+that gap took the still-listed directory for a V1 table. The marker now comes first
+(`tests/unit/namespace/test_deregister_steps.py` stops a deregister between the two steps).
 """
 
 from __future__ import annotations

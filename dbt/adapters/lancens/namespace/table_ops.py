@@ -22,7 +22,7 @@ from dbt.adapters.lancens.namespace.manifest import ManifestChange, ManifestView
 from dbt.adapters.lancens.namespace.models import Page, ResolvedTable, TableInfo
 from dbt.adapters.lancens.namespace.relocate import cloned_from, move_table_dir, undo_move
 from dbt.adapters.lancens.namespace.storage import Storage
-from dbt.adapters.lancens.namespace.versions import VersionManager, is_finished, version_rows
+from dbt.adapters.lancens.namespace.versions import VersionManager, is_finished, pause_point, version_rows
 
 
 def _already_exists(table_id: list[str], concurrent: bool) -> errors.NamespaceError:
@@ -481,19 +481,42 @@ class TableOps:
         rename of the same table makes this one 4); a directory that directory listing would show
         (a root ``*.lance`` one) also gets ``.lance-deregistered``, else the table would come straight
         back (native's behaviour), or a child table whose name ends in ``.lance`` would appear as a
-        root table named after its hashed directory."""
+        root table named after its hashed directory.
+
+        The marker is written before the row goes: a caller that finds no row then also finds the
+        directory hidden, so it cannot take the table for a V1 one and win a second time (with the
+        row gone first, a racing deregister did, in the gap before the marker). If the row stays
+        for another reason than a racer's win, the marker this call wrote is removed again."""
         resolved = self._resolve_settled(id)
         info = self._table_info(resolved)
+        hidden = self._hide_from_listing(resolved)
+        pause_point("deregister_hidden")
         if resolved.in_manifest:
-            self._ctx.manifest.commit(_removal_plan(self._ctx.fs, resolved, keep_versions=True))
-        if self._ctx.dir_listing_enabled and layout.listed_by_directory(self._ctx.fs, resolved.location):
-            marker = layout.marker_path(resolved.location, layout.DEREGISTERED_MARKER)
             try:
-                self._ctx.fs.put_if_not_exists(marker, layout.MARKER_CONTENT)
-            except FileExistsError as exc:
-                if not resolved.in_manifest:  # V1: the marker is the claim, and another caller has it
-                    raise errors.TableNotFoundError(f"table {ids.display(resolved.id)} not found") from exc
+                self._ctx.manifest.commit(_removal_plan(self._ctx.fs, resolved, keep_versions=True))
+            except errors.TableNotFoundError:
+                raise  # another caller forgot the table: its deregister needs the marker
+            except BaseException:
+                if hidden:
+                    self._ctx.fs.rm(layout.marker_path(resolved.location, layout.DEREGISTERED_MARKER))
+                raise
         return info
+
+    def _hide_from_listing(self, resolved: ResolvedTable) -> bool:
+        """Write ``.lance-deregistered`` in a directory that directory listing would show; whether
+        this call wrote it. For a V1 table (no row) the marker is the claim: another caller's is 4."""
+        listed = self._ctx.dir_listing_enabled and layout.listed_by_directory(self._ctx.fs, resolved.location)
+        if not listed:
+            return False
+        try:
+            self._ctx.fs.put_if_not_exists(
+                layout.marker_path(resolved.location, layout.DEREGISTERED_MARKER), layout.MARKER_CONTENT
+            )
+        except FileExistsError as exc:
+            if not resolved.in_manifest:
+                raise errors.TableNotFoundError(f"table {ids.display(resolved.id)} not found") from exc
+            return False
+        return True
 
     def drop_table(self, id: Sequence[str]) -> TableInfo:
         """Remove the manifest row (and version rows) exactly once, then the directory.
