@@ -70,3 +70,13 @@ def test_ambiguous_levels_are_rejected_by_name(bad: str) -> None:
 def test_top_level_default_is_reserved_for_the_root() -> None:
     with pytest.raises(ValueError, match="'default'"):
         database_name(["default"])
+
+
+def test_table_id_refuses_what_the_engine_refuses() -> None:
+    """The engine's own id rule runs with the name rule, so dbt's parse refuses such a name (and not
+    the run's write, with error 13): an id too long for a table directory, the manifest's own name."""
+    assert table_id("analytics", "t" * 236) == ["analytics", "t" * 236]  # 246 bytes joined with `$`
+    with pytest.raises(DbtRuntimeError, match=r"is 247 bytes joined with '\$'; at most 246 fit"):
+        table_id("analytics", "t" * 237)
+    with pytest.raises(DbtRuntimeError, match="'__manifest' is reserved"):
+        table_id("analytics", "__manifest")

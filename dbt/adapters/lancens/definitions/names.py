@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.lancens.namespace import errors, ids
 from dbt.adapters.lancens.text.quoting import quote
 
 SEPARATOR = "__"
@@ -76,7 +77,18 @@ def namespace_to_schema(namespace_id: Sequence[str]) -> str:
 
 
 def table_id(schema: str, identifier: str) -> list[str]:
-    return [*schema_to_namespace(schema), validate_table_name(identifier)]
+    """The namespace id of table `identifier` in `schema`, checked against the engine's own rule for
+    ids too (its length: the id names the table's directory), so a name the engine would refuse
+    when the table is written fails where every other name does, when dbt parses the project."""
+    table = [*schema_to_namespace(schema), validate_table_name(identifier)]
+    try:
+        return ids.validate(table, what="table", allow_root=False)
+    except errors.InvalidInputError as exc:
+        reason = exc.message.removeprefix("id: ")
+        raise InvalidNameError(
+            f"Invalid table name: the namespace refuses the {reason}; name the node another way "
+            "(its alias or schema)"
+        ) from exc
 
 
 def relation_table_id(relation: object) -> list[str]:

@@ -35,21 +35,29 @@ class LancensRelation(SparkRelation):
         """The relation of a dbt node (model, seed, snapshot, source, stored test failures).
 
         dbt calls this when it parses the project, so a schema or alias that cannot name a
-        namespace table fails there, naming the node, before any connection or Spark starts."""
+        namespace table fails there, naming the node, before any connection or Spark starts.
+
+        The relation's identifier is the table's name in the namespace (`Good` becomes `good`):
+        dbt's check that no two nodes share a database representation then sees two nodes that
+        name one table and fails the parse naming both, where the second build would have
+        replaced the first's rows. An ephemeral model names no table and keeps its spelling."""
         relation = super().create_from(quoting, relation_config, **kwargs)
         writes_or_reads = getattr(relation_config, "resource_type", None) not in _NOT_TABLES
-        if relation.type != cls.CTE and writes_or_reads:
-            try:
-                relation.table_id  # noqa: B018 - validates every schema level and the table name
-            except DbtRuntimeError as exc:
-                is_source = getattr(relation_config, "resource_type", None) == "source"
-                what = "identifier" if is_source else "alias"
-                raise CompilationError(
-                    f"{exc.msg} (schema {relation.schema!r}, {what} {relation.identifier!r})",
-                    node=relation_config,
-                ) from exc
-            _check_lance_configs(relation_config)
-        return relation
+        if relation.type == cls.CTE or not writes_or_reads:
+            return relation
+        try:
+            table = relation.table_id
+        except DbtRuntimeError as exc:
+            is_source = getattr(relation_config, "resource_type", None) == "source"
+            what = "identifier" if is_source else "alias"
+            raise CompilationError(
+                f"{exc.msg} (schema {relation.schema!r}, {what} {relation.identifier!r})",
+                node=relation_config,
+            ) from exc
+        _check_lance_configs(relation_config)
+        if _config(relation_config).get("materialized") == "ephemeral":
+            return relation
+        return relation.replace_path(identifier=table[-1])
 
     def _render_iterator(self) -> Iterator[tuple[ComponentName | None, str | None]]:
         for key, part in super()._render_iterator():
@@ -80,12 +88,16 @@ class LancensRelation(SparkRelation):
         return database_name(self.namespace_id)
 
 
+def _config(relation_config: RelationConfig) -> Any:
+    """A node's config, or an empty one for a relation config without one."""
+    config = getattr(relation_config, "config", None)
+    return config if config is not None and hasattr(config, "get") else {}
+
+
 def _check_lance_configs(relation_config: RelationConfig) -> None:
     """A node's `indexes` and `lance_maintenance` configs are read while dbt parses: an unknown key,
     type or value fails there, naming the node."""
-    config = getattr(relation_config, "config", None)
-    if config is None or not hasattr(config, "get"):
-        return
+    config = _config(relation_config)
     try:
         parse_indexes(config.get("indexes"))
         parse_maintenance(config.get("lance_maintenance"))
