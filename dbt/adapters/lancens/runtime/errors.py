@@ -10,6 +10,7 @@ from pyspark.errors import PySparkException
 from dbt.adapters.lancens.definitions.names import namespace_id
 from dbt.adapters.lancens.namespace.errors import without_source_locations
 from dbt.adapters.lancens.runtime.jvm import java_error_message
+from dbt.adapters.lancens.spark.writer import REMOVED_WHILE_WRITING
 
 _JAVA_FRAME = re.compile(r"^\s+at [\w.$]+\(.*\)$|^\s*\.\.\. \d+ more$")
 _RELATION_PARAM = ("relationName", "objectName", "viewName", "tableName")
@@ -100,6 +101,13 @@ _REFUSALS: tuple[tuple[tuple[str, ...], str], ...] = (
         ("No space left on device", "Disk quota exceeded"),
         "no space left under the namespace root {root!r}: free space on its file system (or its "
         "quota), or point `root` elsewhere; nothing of this write was committed.",
+    ),
+    (
+        (REMOVED_WHILE_WRITING,),
+        "a write's files under the namespace root {root!r} were deleted before it could commit: a "
+        "concurrent `cleanup_namespace` or `cleanup_table_versions` run with a grace shorter than the "
+        "write (`allow_short_grace`) may have removed them. Nothing of this write was committed; run "
+        "it again, and clean up with the default grace while runs write.",
     ),
     (
         ("Read-only file system",),

@@ -38,6 +38,10 @@ log = logging.getLogger(__name__)
 # ``write_with_tasks``'s result: one row per fragment, Lance's JSON fragment metadata.
 FRAGMENT_COLUMN = "fragment"
 FRAGMENT_SCHEMA = pa.schema([pa.field(FRAGMENT_COLUMN, pa.string())])
+# How a task's error says its files were deleted under it (runtime/errors.py tells the user why).
+REMOVED_WHILE_WRITING = "were removed while the write ran"
+# What Lance's local writer reports when the directory of the file it writes is gone.
+_GONE = ("No such file or directory", "failed to persist temp file")
 
 
 @dataclass(frozen=True)
@@ -147,15 +151,23 @@ class LanceWriter(DataSourceArrowWriter):
 
         freeze_imported_heap()
         upstream = _Upstream(iterator, self.schema)
-        fragments = write_fragments(
-            pa.RecordBatchReader.from_batches(self.schema, iter(upstream)),
-            self.base if self.base is not None else self.options.uri,
-            schema=self.schema,
-            mode="overwrite" if self.overwrite else "append",
-            max_rows_per_file=self.options.max_rows_per_file,
-            data_storage_version=self.storage_version,
-            storage_options=self.options.storage_options or None,
-        )
+        try:
+            fragments = write_fragments(
+                pa.RecordBatchReader.from_batches(self.schema, iter(upstream)),
+                self.base if self.base is not None else self.options.uri,
+                schema=self.schema,
+                mode="overwrite" if self.overwrite else "append",
+                max_rows_per_file=self.options.max_rows_per_file,
+                data_storage_version=self.storage_version,
+                storage_options=self.options.storage_options or None,
+            )
+        except OSError as exc:
+            if not any(marker in str(exc) for marker in _GONE):
+                raise
+            raise FileNotFoundError(
+                f"the files this write was adding to the table at {self.options.uri} {REMOVED_WHILE_WRITING} "
+                f"(deleted by another process); nothing of this write was committed. Lance: {exc}"
+            ) from exc
         if upstream.error is not None:
             delete_fragment_files(self.options.uri, self.options.storage_options, fragments)
             raise upstream.error
