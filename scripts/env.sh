@@ -11,7 +11,7 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PYTHON" -m venv "$VENV"
   "$VENV/bin/python" -m pip install --quiet --upgrade pip
 fi
-VENV_BIN="$VENV/bin"
+VENV_BIN="$(cd "$VENV" && pwd)/bin"  # absolute: the scripts change directory before using it
 export SPARK_LOCAL_IP=127.0.0.1
 export PYSPARK_PYTHON="$VENV_BIN/python"
 export PYSPARK_DRIVER_PYTHON="$VENV_BIN/python"
