@@ -41,7 +41,16 @@ import lance
 import pyarrow as pa
 from lance.lance import _Session as LanceSession
 
-from dbt.adapters.lancens.namespace import datasets, errors, ids, kinds, layout, maintenance, ownership
+from dbt.adapters.lancens.namespace import (
+    datasets,
+    errors,
+    ids,
+    kinds,
+    layout,
+    maintenance,
+    ownership,
+    unreadable,
+)
 from dbt.adapters.lancens.namespace.fragment_cache import FragmentCache
 from dbt.adapters.lancens.namespace.snapshot import ManifestSnapshot, Row
 from dbt.adapters.lancens.namespace.storage import Storage
@@ -176,7 +185,10 @@ class ManifestView:
             assert self._dataset is not None
             wanted = ids.with_ancestors(object_id)
             listed = ", ".join(_sql_string(i) for i in wanted)
-            rows = self._dataset.to_table(filter=f"object_id IN ({listed})").to_pylist()
+            try:
+                rows = self._dataset.to_table(filter=f"object_id IN ({listed})").to_pylist()
+            except unreadable.READ_FAILURES as exc:
+                raise unreadable.read_failure(ids.MANIFEST_NAME, self._table.uri, self._dataset, exc) from exc
             found = {row["object_id"]: row for row in rows}
             self._found.update({i: found.get(i) for i in wanted})
         return self._found[object_id]
@@ -383,7 +395,10 @@ class ManifestTable:
         if dataset is None:
             snapshot = ManifestSnapshot.empty()
         else:
-            rows = self._fragments.read(dataset) if self._fragments is not None else dataset.to_table()
+            try:
+                rows = self._fragments.read(dataset) if self._fragments is not None else dataset.to_table()
+            except unreadable.READ_FAILURES as exc:
+                raise unreadable.read_failure(ids.MANIFEST_NAME, self.uri, dataset, exc) from exc
             snapshot = ManifestSnapshot.from_table(version, rows, dict(dataset.metadata))
         with self._lock:
             if snapshot.version > self._cached.version:  # never step back: another thread may be ahead
