@@ -11,7 +11,8 @@ two always separate levels and the mapping stays reversible.
 Case: names are case-insensitive, as Spark SQL resolves them. A dbt name maps to its lower-cased
 identifier (`DailyTotals.sql` is the table `dailytotals`, `+schema: Marts` the level `marts`), and
 that is the id every Lance tool sees in `__manifest`. Two dbt names that differ only in case are
-one table, as they are one table for Spark.
+one table, as they are one table for Spark; two nodes that name one table fail when dbt parses the
+project, naming both (`relation.LancensRelation.create_from`).
 """
 
 from __future__ import annotations
