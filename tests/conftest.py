@@ -152,10 +152,16 @@ def s3_server() -> Iterator[S3Endpoint]:
 
 @pytest.fixture(scope="session")
 def spark():
-    """The one SparkSession of this test process (embedded default: local master, in-memory catalog)."""
-    from dbt.adapters.lancens.spark import get_or_create_session
+    """The one SparkSession of this test process (embedded default: local master, in-memory catalog),
+    with the JVM connector's jars on its class path, so either reader can be tested in it (without
+    them, tests/unit/spark/test_jvm_connector.py fails saying why)."""
+    from dbt.adapters.lancens.spark import get_or_create_session, jvm_connector
 
-    return get_or_create_session(master="local[2]")
+    try:
+        config = jvm_connector.spark_settings()
+    except jvm_connector.ConnectorUnavailable:
+        config = {}
+    return get_or_create_session(master="local[2]", config=config)
 
 
 @pytest.fixture(autouse=True)

@@ -122,6 +122,7 @@ class LancensConnectionManager(SparkConnectionManager):
             credentials.spark_config,
             spark_files_dir=_spark_files_dir(project_root),
             remote=credentials.remote,
+            spark_connector=credentials.spark_connector,
         )
 
     @contextmanager

@@ -33,6 +33,7 @@ def report(runtime: LancensRuntime, credentials: LancensCredentials) -> list[str
         f"atomic_publish={credentials.atomic_publish}",
         f"lancens storage_options: {credentials.redacted_storage_options()}",
         *runtime.backend.describe(runtime.spark),
+        runtime.connector.describe(),
         f"lancens root: {probe_root(namespace.root, namespace.storage_options)}",
     ]
     return lines

@@ -24,13 +24,15 @@ from pyspark.sql import DataFrame, SparkSession
 from dbt.adapters.lancens.definitions.names import InvalidNameError, namespace_id
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
-from dbt.adapters.lancens.runtime import hook, plans
+from dbt.adapters.lancens.runtime import connector_choice, hook, plans
+from dbt.adapters.lancens.runtime.connector_choice import ConnectorChoice
 from dbt.adapters.lancens.runtime.errors import missing_database, missing_relation
 from dbt.adapters.lancens.runtime.fragment_bounds import FragmentBounds
 from dbt.adapters.lancens.runtime.landing import DIRECT, Landing
 from dbt.adapters.lancens.runtime.session_catalog import SessionCatalog
 from dbt.adapters.lancens.runtime.spark_backends import ConnectSpark, LocalSpark, SparkBackend
 from dbt.adapters.lancens.runtime.staging import RunPublisher
+from dbt.adapters.lancens.spark.jvm_connector import with_class_path
 
 if TYPE_CHECKING:
     import lance
@@ -57,6 +59,8 @@ class LancensRuntime:
     # The atomic-publish run of this process, between its on-run-start and on-run-end hooks
     # (`commits/publish.py` sets and clears it); while it is there, it is the process's `landing`.
     publisher: RunPublisher | None = None
+    # Which reader Spark uses for Lance tables: the JVM connector or the Python data source.
+    connector: ConnectorChoice = field(default_factory=lambda: connector_choice.plan(None, None))
     # Checked once per process: the root reads as a namespace; table version management is on.
     root_checked: bool = False
     version_management_on: bool = False
@@ -81,18 +85,24 @@ class LancensRuntime:
         spark_config: dict[str, str],
         spark_files_dir: str | None = None,
         remote: str | None = None,
+        spark_connector: str | None = None,
     ) -> LancensRuntime:
-        """The runtime for these settings, created once per process (a JVM hosts one SparkContext)."""
+        """The runtime for these settings, created once per process (a JVM hosts one SparkContext).
+        `spark_connector`: the profile's reader choice (`connector_choice.py`); a JVM choice puts the
+        connector's jars on the class path the driver starts with."""
         key = (tuple(sorted(namespace_properties.items())), remote)
         with cls._shared_lock:
             runtime = cls._shared.get(key)
             if runtime is None:
+                connector = connector_choice.plan(spark_connector, remote)
+                config = with_class_path(spark_config, list(connector.class_path))
                 backend: SparkBackend = (
-                    LocalSpark(master, dict(spark_config), spark_files_dir)
+                    LocalSpark(master, config, spark_files_dir)
                     if remote is None
                     else ConnectSpark(remote, dict(spark_config))
                 )
-                runtime = cls(DirectoryNamespace.from_properties(namespace_properties), backend)
+                namespace = DirectoryNamespace.from_properties(namespace_properties)
+                runtime = cls(namespace, backend, connector=connector)
                 cls._shared[key] = runtime
             return runtime
 
@@ -117,7 +127,15 @@ class LancensRuntime:
                 if self._spark is None:
                     self._spark = self.backend.start()
                     _quiet_query_context_loggers()
+                    self._confirm_connector(self._spark)
         return self._spark
+
+    def _confirm_connector(self, spark: SparkSession) -> None:
+        """Keep the JVM reader only if the started driver loads it (`connector_choice.confirm`)."""
+        confirmed = connector_choice.confirm(self.connector, spark)
+        if confirmed != self.connector:
+            logger.info(f"dbt-lancens: Spark reads Lance through the Python data source: {confirmed.reason}")
+        self.connector = confirmed
 
     @property
     def catalog(self) -> SessionCatalog:
@@ -132,6 +150,7 @@ class LancensRuntime:
                         hook.HOOK,
                         lambda table_id: hook.hook_args(self.namespace, list(table_id), {}),
                         reuse=self.backend.reuses_catalog_entries,
+                        jvm_reads=self.connector.jvm,
                     )
         return self._catalog
 

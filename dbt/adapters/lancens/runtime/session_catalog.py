@@ -3,7 +3,12 @@
 The namespace is the catalog of record; Spark's catalog is in memory and per process, a cache the
 runtime fills lazily (a relation when a query first needs it) and refreshes after each write.
 
-Tables are created `USING` a bound `lance` source (`spark.datasource.register_bound_source`:
+With the JVM connector chosen (`jvm_reads`, docs/jvm-connector.md), a table lance-core can read is
+created `USING` the connector's class instead, with the location, storage options and version as
+options; it reads only (a Spark `INSERT INTO` it is refused; the adapter's own writes never use
+one). A table lance-core cannot read (`jvm_connector.unreadable`) keeps the Python source, logged.
+
+Otherwise tables are created `USING` a bound `lance` source (`spark.datasource.register_bound_source`:
 Spark 4.3 passes no options to Python data sources for catalog tables), which carries the location,
 the namespace's storage options, an optional version, and the commit hook that routes a Spark
 `INSERT` into the table through the engine (`runtime.hook`). Views are Spark views of the
@@ -17,23 +22,30 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
+from dbt.adapters.events.logging import AdapterLogger
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
 from dbt.adapters.lancens.definitions.names import database_name, qualified_name
+from dbt.adapters.lancens.definitions.sql_text import spark_string
+from dbt.adapters.lancens.spark import jvm_connector
 from dbt.adapters.lancens.spark.datasource import register_bound_source
 from dbt.adapters.lancens.spark.options import read_options
 from dbt.adapters.lancens.spark.types import to_spark_schema
 from dbt.adapters.lancens.text.quoting import quote
 
+logger = AdapterLogger("lancens")
+
 
 @dataclass(frozen=True)
 class _Registration:
-    """What a table's catalog entry reads: its location, a pinned version, the Lance schema."""
+    """What a table's catalog entry reads: its location, a pinned version, the Lance schema, and
+    whether through the JVM connector."""
 
     location: str
     version: int | None
     schema: pa.Schema
+    jvm: bool = False
 
 
 class SessionCatalog:
@@ -54,6 +66,7 @@ class SessionCatalog:
         commit_hook: str,
         commit_hook_args: Callable[[Sequence[str]], dict[str, object]],
         reuse: bool = True,
+        jvm_reads: bool = False,
     ) -> None:
         self._spark = spark
         self._sql = sql
@@ -61,6 +74,7 @@ class SessionCatalog:
         self._commit_hook = commit_hook
         self._commit_hook_args = commit_hook_args
         self._reuse = reuse
+        self._jvm_reads = jvm_reads
         self._tables: dict[tuple[str, ...], _Registration] = {}
 
     def ensure_database(self, namespace_id: Sequence[str]) -> None:
@@ -87,7 +101,8 @@ class SessionCatalog:
         version and schema, still in Spark's catalog, is kept (see `reuse`). Its cached rows, if a
         `CACHE TABLE` (a hook, say) cached it, are refreshed: Spark would keep serving them."""
         key = tuple(table_id)
-        registration = _Registration(location, version, schema) if schema is not None else None
+        jvm = self._jvm_reads and self._jvm_can_read(table_id, location, version)
+        registration = _Registration(location, version, schema, jvm) if schema is not None else None
         if registration is not None and self._reuse and self._tables.get(key) == registration:
             name = qualified_name(table_id)
             if self._spark.catalog.tableExists(name):
@@ -95,10 +110,34 @@ class SessionCatalog:
                     self._spark.catalog.refreshTable(name)  # cached again, lazily, from the new version
                 return True
         options = read_options(location, self._storage_options, version)
+        if jvm:
+            return self._create(table_id, jvm_connector.SOURCE_CLASS, schema, options, registration)
         if version is None:
             options["commit_hook"] = self._commit_hook
             options["commit_hook_args"] = json.dumps(self._commit_hook_args(table_id), sort_keys=True)
-        source = register_bound_source(self._spark, options)
+        return self._create(table_id, register_bound_source(self._spark, options), schema, {}, registration)
+
+    def _jvm_can_read(self, table_id: Sequence[str], location: str, version: int | None) -> bool:
+        """Whether lance-core reads the table at `version`, asked before every registration: a
+        write since the last one may have set a reader flag lance-core does not know."""
+        reason = jvm_connector.unreadable(self._spark, location, version, self._storage_options)
+        if reason is not None:
+            logger.info(
+                f"dbt-lancens: {qualified_name(table_id)} is read through the Python data source: "
+                f"the JVM connector's lance-core cannot read it ({reason})"
+            )
+        return reason is None
+
+    def _create(
+        self,
+        table_id: Sequence[str],
+        source: str,
+        schema: pa.Schema | None,
+        options: dict[str, str],
+        registration: _Registration | None,
+    ) -> bool:
+        """Create the table's entry reading through `source` with `options`."""
+        key = tuple(table_id)
         self.ensure_database(table_id[:-1])
         self.forget(table_id)
         try:
@@ -107,10 +146,10 @@ class SessionCatalog:
                 # here: Spark then starts no planner worker to open the table for it (a LIST and a
                 # GET on S3). Reads still open the latest version when they are planned.
                 self._spark.catalog.createTable(
-                    qualified_name(table_id), source=source, schema=to_spark_schema(schema)
+                    qualified_name(table_id), source=source, schema=to_spark_schema(schema), **options
                 )
             else:
-                self._sql(f"CREATE TABLE {qualified_name(table_id)} USING {source}")
+                self._sql(f"CREATE TABLE {qualified_name(table_id)} USING {source}{_options_clause(options)}")
         except AnalysisException as exc:
             if "not found" in str(exc).lower():
                 return False
@@ -142,3 +181,11 @@ class SessionCatalog:
             return
         kind = "VIEW" if catalog.getTable(name).tableType == "VIEW" else "TABLE"
         self._sql(f"DROP {kind} {name}")
+
+
+def _options_clause(options: dict[str, str]) -> str:
+    """` OPTIONS (...)` for `options` (none: empty), values as Spark string literals."""
+    if not options:
+        return ""
+    pairs = ", ".join(f"{quote(key)} {spark_string(value)}" for key, value in options.items())
+    return f" OPTIONS ({pairs})"

@@ -1,0 +1,96 @@
+"""The JVM connector's jars, its class path settings, and whether a session's JVM can read a table
+through it (docs/jvm-connector.md).
+
+The connector (`connector/`, a DataSource V2 reader over lance-core) is built into `jars/` when the
+package is installed (`build_backend/connector_build.py`): the connector jar, and `classpath.txt`
+naming the jars it needs beside Spark's (lance-core, lance-namespace-core, arrow-c-data,
+arrow-dataset). They go on the driver's and executors' *system* class path
+(`spark.*.extraClassPath`): through `spark.jars` (a child class loader) lance-core's JNI thread
+cannot find its classes, and none of lance-core's own netty/jackson/Arrow is listed, so Spark's win.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from dbt.adapters.lancens.spark.java_classes import java_class
+
+SOURCE_CLASS = "org.dbtlancens.spark.LanceSource"
+_READ_CHECK_CLASS = "org.dbtlancens.spark.ReadCheck"
+JARS_DIR = Path(__file__).resolve().parent / "jars"
+CONNECTOR_JAR = "lancens-spark-connector.jar"
+CLASSPATH_FILE = "classpath.txt"
+CLASS_PATH_SETTINGS = ("spark.driver.extraClassPath", "spark.executor.extraClassPath")
+
+
+class ConnectorUnavailable(RuntimeError):
+    """The connector's jars are not where the package expects them; the message says what is missing."""
+
+
+def class_path(jars_dir: Path = JARS_DIR) -> list[str]:
+    """The connector jar and the jars it needs, each checked to exist (else ConnectorUnavailable)."""
+    jar = jars_dir / CONNECTOR_JAR
+    listing = jars_dir / CLASSPATH_FILE
+    if not jar.is_file() or not listing.is_file():
+        raise ConnectorUnavailable(
+            f"the JVM connector is not built ({jar} missing): reinstall dbt-lancens with Maven and a JDK "
+            "on PATH (`pip install -e .` builds it)"
+        )
+    entries = [str(jar), *(entry for entry in listing.read_text().strip().split(os.pathsep) if entry)]
+    missing = [entry for entry in entries if not os.path.isfile(entry)]
+    if missing:
+        raise ConnectorUnavailable(
+            f"jars the JVM connector needs are missing: {', '.join(missing)} (Maven's local repository "
+            "changed since the install; reinstall dbt-lancens)"
+        )
+    return entries
+
+
+def with_class_path(config: Mapping[str, str], entries: list[str]) -> dict[str, str]:
+    """`config` with `entries` after any class path entries of the caller's own, for the driver and
+    the executors."""
+    settings = dict(config)
+    if not entries:
+        return settings
+    for key in CLASS_PATH_SETTINGS:
+        own = [entry for entry in settings.get(key, "").split(os.pathsep) if entry]
+        settings[key] = os.pathsep.join([*own, *(entry for entry in entries if entry not in own)])
+    return settings
+
+
+def spark_settings() -> dict[str, str]:
+    """The settings a plain PySpark job needs to read Lance tables with the connector:
+    ``SparkSession.builder.config(map=spark_settings()).getOrCreate()``, then
+    ``spark.read.format("lance_jvm").load(location)`` (docs/jvm-connector.md)."""
+    return with_class_path({}, class_path())
+
+
+def loaded(spark: SparkSession) -> str | None:
+    """None when the session's driver JVM has the connector, else why not (a session started
+    without the class path, or a Spark Connect client, which has no JVM here)."""
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return "this session has no JVM in this process (Spark Connect)"
+    try:
+        java_class(jvm, "java.lang.Class").forName(SOURCE_CLASS)
+    except Exception as exc:  # py4j's error for a class the JVM cannot load
+        return f"the driver JVM cannot load {SOURCE_CLASS} (started without its class path?): {exc}"
+    return None
+
+
+def unreadable(
+    spark: SparkSession, location: str, version: int | None, storage_options: Mapping[str, str]
+) -> str | None:
+    """None when the driver JVM's lance-core reads the table at `version` (None: the latest), else
+    lance-core's reason (a reader flag or data-file version newer than it knows, a type it has no
+    reader for). Asked of lance-core itself (`ReadCheck`), not of a list of flags kept here."""
+    check = java_class(spark._jvm, _READ_CHECK_CLASS)
+    reason = check.unreadable(
+        location, -1 if version is None else int(version), json.dumps(dict(storage_options))
+    )
+    return None if reason is None else str(reason)

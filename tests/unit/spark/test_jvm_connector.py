@@ -1,0 +1,201 @@
+"""The JVM connector (`connector/`, docs/jvm-connector.md) reading real Lance tables in the test
+process's Spark: the same rows as the Python data source and pylance for every column type, pinned
+versions, deletions, pushdown seen in EXPLAIN, the row address, and the fallback for a table its
+lance-core cannot read."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+
+from dbt.adapters.lancens.runtime import connector_choice
+from dbt.adapters.lancens.runtime.session_catalog import SessionCatalog
+from dbt.adapters.lancens.spark import jvm_connector
+
+JVM = jvm_connector.SOURCE_CLASS
+
+
+def _every_type(rows: int) -> pa.Table:
+    ids = np.arange(rows)
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "i8": pa.array(ids % 100, pa.int8()),
+            "i16": pa.array(ids, pa.int16()),
+            "i32": pa.array(ids, pa.int32()),
+            "u8": pa.array(ids % 256, pa.uint8()),
+            "u16": pa.array(ids + 60000, pa.uint16()),
+            "u32": pa.array(ids + 4_000_000_000, pa.uint32()),
+            "u64": pa.array(ids.astype(np.uint64) + np.uint64(2**63 + 5), pa.uint64()),
+            "f16": pa.array(ids.astype(np.float16) / 4, pa.float16()),
+            "f32": pa.array(ids / 3, pa.float32()),
+            "f64": pa.array([None if i % 7 == 0 else i / 3 for i in ids], pa.float64()),
+            "flag": pa.array([i % 2 == 0 for i in ids]),
+            "dec": pa.array([decimal.Decimal(int(i)) / 100 for i in ids], pa.decimal128(12, 2)),
+            "s": pa.array([None if i % 5 == 0 else f"é{i}'" for i in ids]),
+            "ls": pa.array([f"large{i}" for i in ids], pa.large_string()),
+            "bin": pa.array([bytes([int(i) % 256]) * 3 for i in ids], pa.binary()),
+            "day": pa.array([dt.date(2024, 1, 1) + dt.timedelta(days=int(i)) for i in ids], pa.date32()),
+            "ts": pa.array(ids * 1_000_123, pa.timestamp("us", tz="UTC")),
+            "ts_ns": pa.array(ids * 1_000_000_789, pa.timestamp("ns")),
+            "vec": pa.FixedSizeListArray.from_arrays(pa.array(np.arange(rows * 3, dtype=np.float32)), 3),
+            "vec16": pa.FixedSizeListArray.from_arrays(
+                pa.array(np.arange(rows * 2, dtype=np.float16), pa.float16()), 2
+            ),
+            "tags": pa.array([[f"t{i}", None] if i % 3 else None for i in ids], pa.list_(pa.string())),
+            "nested": pa.array(
+                [{"a": int(i), "b": [{"c": float(i)}]} for i in ids],
+                pa.struct([("a", pa.int64()), ("b", pa.list_(pa.struct([("c", pa.float64())])))]),
+            ),
+            "attrs": pa.array([[("k", int(i)), ("j", None)] for i in ids], pa.map_(pa.string(), pa.int32())),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def every_type(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A table of every column type over four fragments, with rows deleted in version 2."""
+    uri = str(tmp_path_factory.mktemp("jvm") / "every_type.lance")
+    lance.write_dataset(_every_type(4000), uri, max_rows_per_file=1000)
+    lance.dataset(uri).delete("id % 10 = 3 OR id < 5")
+    return uri
+
+
+def _rows(frame: DataFrame) -> list[dict[str, object]]:
+    return sorted((row.asDict(recursive=True) for row in frame.collect()), key=lambda row: row["id"])
+
+
+def test_the_connector_is_built_and_loaded(spark: SparkSession) -> None:
+    assert jvm_connector.class_path()  # raises, naming what is missing, when the install did not build it
+    assert jvm_connector.loaded(spark) is None
+
+
+def test_every_type_reads_as_through_the_python_source(spark: SparkSession, every_type: str) -> None:
+    jvm = spark.read.format(JVM).load(every_type)
+    python = spark.read.format("lance").load(every_type)
+    assert jvm.schema == python.schema
+    assert _rows(jvm) == _rows(python)
+    expected = lance.dataset(every_type).to_table().sort_by("id")
+    got = _rows(jvm)
+    assert [row["id"] for row in got] == expected.column("id").to_pylist()
+    assert [row["u64"] for row in got] == [decimal.Decimal(v) for v in expected.column("u64").to_pylist()]
+    assert [row["vec"] for row in got] == expected.column("vec").to_pylist()
+    assert [row["f16"] for row in got] == [float(v) for v in expected.column("f16").to_numpy()]
+    assert [row["attrs"] for row in got] == [dict(v) for v in expected.column("attrs").to_pylist()]
+
+
+def test_a_pinned_version_reads_the_rows_deleted_since(spark: SparkSession, every_type: str) -> None:
+    assert spark.read.format(JVM).option("version", 1).load(every_type).count() == 4000
+    assert spark.read.format(JVM).load(every_type).count() == lance.dataset(every_type).count_rows()
+
+
+def test_exact_filters_and_the_limit_are_pushed_into_lance(spark: SparkSession, every_type: str) -> None:
+    frame = spark.read.format(JVM).load(every_type)
+    filtered = frame.where("i32 >= 3990 AND s <> 'x' AND f32 > 1.5").select("id", "f32")
+    plan = filtered._jdf.queryExecution().executedPlan().toString()
+    assert "(`i32` >= 3990) AND (NOT (`s` = 'x'))" in plan
+    assert "columns=id,f32," in plan  # pruned: Lance reads the filtered columns itself
+    assert "Filter (f32" in plan  # a float comparison stays with Spark
+    expected = lance.dataset(every_type).to_table(filter="i32 >= 3990 AND s IS NOT NULL AND f32 > 1.5")
+    assert sorted(row.id for row in filtered.collect()) == sorted(expected.column("id").to_pylist())
+    limited = frame.limit(7)
+    assert "limit=7" in limited._jdf.queryExecution().executedPlan().toString()
+    assert limited.count() == 7
+
+
+def test_one_table_read_twice_with_a_filter_on_one_read(spark: SparkSession, every_type: str) -> None:
+    spark.read.format(JVM).load(every_type).createOrReplaceTempView("jvm_twice")
+    both = spark.sql("SELECT id FROM jvm_twice WHERE id > 3990 UNION ALL SELECT id FROM jvm_twice")
+    dataset = lance.dataset(every_type)
+    assert both.count() == dataset.count_rows("id > 3990") + dataset.count_rows()
+
+
+def test_the_row_address_is_lances(spark: SparkSession, every_type: str) -> None:
+    got = {
+        row.id: row._rowaddr
+        for row in spark.read.format(JVM).load(every_type).select("id", "_rowaddr").collect()
+    }
+    expected = lance.dataset(every_type).to_table(columns=["id"], with_row_address=True)
+    assert got == dict(
+        zip(expected.column("id").to_pylist(), expected.column("_rowaddr").to_pylist(), strict=True)
+    )
+
+
+def test_bad_options_name_what_was_wrong(spark: SparkSession, every_type: str) -> None:
+    with pytest.raises(Exception, match="option version is not a whole number: one"):
+        spark.read.format(JVM).option("version", "one").load(every_type).count()
+    with pytest.raises(Exception, match="needs a path"):
+        spark.read.format(JVM).load().count()
+
+
+def _mixed_file_versions(uri: str) -> None:
+    """A table lance-core 7 refuses: data files of format 2.1 appended to a 2.2 table, which sets
+    reader flag 256 (mixed data-file versions)."""
+    table = pa.table({"id": pa.array(range(10), pa.int64())})
+    dataset = lance.write_dataset(table, uri)
+    fragments = lance.fragment.write_fragments(table, uri, data_storage_version="2.1")
+    lance.LanceDataset.commit(uri, lance.LanceOperation.Append(fragments), read_version=dataset.version)
+
+
+def test_a_table_lance_core_cannot_read_takes_the_python_source(spark: SparkSession, tmp_path: Path) -> None:
+    readable, mixed = str(tmp_path / "readable.lance"), str(tmp_path / "mixed.lance")
+    lance.write_dataset(pa.table({"id": pa.array(range(10), pa.int64())}), readable)
+    _mixed_file_versions(mixed)
+    assert jvm_connector.unreadable(spark, readable, None, {}) is None
+    assert "256" in (jvm_connector.unreadable(spark, mixed, None, {}) or "")
+    catalog = SessionCatalog(spark, spark.sql, {}, "unused:hook", lambda _: {}, jvm_reads=True)
+    for name, uri in (("readable", readable), ("mixed", mixed)):
+        assert catalog.register_table(["jvm_skew", name], uri, schema=lance.dataset(uri).schema)
+    plans = {
+        name: spark.sql(f"SELECT id FROM jvm_skew.{name}")._jdf.queryExecution().executedPlan().toString()
+        for name in ("readable", "mixed")
+    }
+    assert "LanceScan[" in plans["readable"] and "LanceScan[" not in plans["mixed"]
+    assert spark.sql("SELECT count(*) AS n FROM jvm_skew.mixed").first().n == 20
+    assert spark.sql("SELECT count(*) AS n FROM jvm_skew.readable WHERE id < 4").first().n == 4
+
+
+def test_the_profile_choice(spark: SparkSession) -> None:
+    assert connector_choice.plan(None, None).path == "python"  # the default until the JVM path is proven
+    chosen = connector_choice.plan("auto", None)
+    assert chosen.path == "jvm" and chosen.class_path
+    assert connector_choice.confirm(chosen, spark).path == "jvm"
+    assert connector_choice.plan("auto", "sc://127.0.0.1:1").path == "python"
+    with pytest.raises(jvm_connector.ConnectorUnavailable, match="spark_connector: jvm"):
+        connector_choice.plan("jvm", "sc://127.0.0.1:1")
+    with pytest.raises(ValueError, match="spark_connector must be one of auto, jvm, python, got 'java'"):
+        connector_choice.plan("java", None)
+
+
+def test_a_missing_build_is_named(tmp_path: Path) -> None:
+    with pytest.raises(jvm_connector.ConnectorUnavailable, match="not built"):
+        jvm_connector.class_path(tmp_path)
+
+
+def test_a_plain_pyspark_job_reads_a_table_by_location(tmp_path: Path) -> None:
+    """The documented one-liner, in a process of its own with no dbt in it."""
+    uri = str(tmp_path / "plain.lance")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lance.write_dataset(pa.table({"id": pa.array(range(25), pa.int64())}), uri)
+    script = textwrap.dedent(
+        f"""
+        from pyspark.sql import SparkSession
+        from dbt.adapters.lancens.spark.jvm_connector import spark_settings
+        spark = SparkSession.builder.master("local[1]").config(map=spark_settings()).getOrCreate()
+        print("ROWS", spark.read.format("lance_jvm").load({uri!r}).where("id >= 20").count())
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert "ROWS 5" in done.stdout, done.stderr[-3000:]
