@@ -6,6 +6,7 @@ Native pylance reading and writing the same branches: ``tests/interop/test_branc
 
 from __future__ import annotations
 
+import multiprocessing
 from pathlib import Path
 
 import lance
@@ -14,6 +15,9 @@ import pytest
 
 from dbt.adapters.lancens.namespace import BranchInfo, DirectoryNamespace, errors
 from tests.unit.namespace.helpers import code_of, make
+
+# one of the unit scopes of a minute or more (its race spawns processes): scheduled first
+pytestmark = pytest.mark.slow
 
 TABLE = ["s", "t"]
 
@@ -240,3 +244,24 @@ def test_cleanup_keeps_a_living_branch_and_reclaims_it_after_delete(tmp_path: Pa
     cleanup()
     assert not first_data & _files(ns, f"{location}/data")
     assert _read(ns) == [91]
+
+
+def _create_dev(root: str) -> str:
+    """One racer (a spawned process: pylance is not fork-safe): create branch dev of s.t."""
+    try:
+        DirectoryNamespace(root).create_table_branch(TABLE, "dev")
+        return "ok"
+    except errors.NamespaceError as exc:
+        return str(exc.code)
+
+
+def test_racing_creators_of_one_name_have_exactly_one_winner(tmp_path: Path) -> None:
+    root = str(tmp_path / "root")
+    ns = make(root)
+    ns.create_namespace(["s"])
+    ns.create_table(TABLE, _ids(3))
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        results = pool.map(_create_dev, [root] * 4)
+    assert sorted(results) == ["23", "23", "23", "ok"]
+    assert [b.name for b in ns.list_table_branches(TABLE).items] == ["dev"]
+    assert _read(ns, "dev") == [0, 1, 2]

@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from dbt.adapters.lancens.namespace import errors, ids
+from dbt.adapters.lancens.namespace import errors, ids, layout
 from dbt.adapters.lancens.namespace.branches import (
     MAIN,
     branch_info,
+    branch_location,
     has_ref,
     require,
     validate_name,
@@ -71,9 +72,13 @@ class BranchOps:
         try:
             main.create_branch(name, (parent, version), storage_options=self._ctx.lance_options)
         except (OSError, ValueError) as exc:
-            if has_ref(self._ctx, table.location, name):  # another writer created it meanwhile
+            # Another writer's creation: its ref, or (before its ref lands: Lance writes the branch's
+            # manifest first, conditionally) its manifest, which is what made this one fail.
+            target = branch_location(table.location, name)
+            if has_ref(self._ctx, table.location, name) or layout.has_versions(self._ctx.fs, target):
                 raise errors.TableBranchAlreadyExistsError(
-                    f"table {ids.display(table.id)}: branch {name!r} was created concurrently"
+                    f"table {ids.display(table.id)}: branch {name!r} was created concurrently (or a "
+                    f"creation was interrupted: {target} holds versions but no ref)"
                 ) from exc
             raise errors.InternalError(
                 f"table {ids.display(table.id)}: creating branch {name!r} failed: {exc}"
