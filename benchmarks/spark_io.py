@@ -1,4 +1,4 @@
-"""Spark writes and reads through the ``lance`` Python data source vs Spark's built-in Parquet.
+"""Spark writes and reads through the ``lance`` Python data source and the JVM connector vs Parquet.
 
     python benchmarks/spark_io.py --rows 100000 --repeat 1   # smoke
     python benchmarks/spark_io.py                            # 2,000,000 rows, --repeat 3
@@ -19,8 +19,14 @@ Two comparisons, each side by side and interleaved ``--repeat`` times (ratios of
   partitions' doubles in an order that depends on how each source splits the data, so the last
   bits of a float sum differ between formats while the rows are the same.
 
+Reads are timed for both of Lance's readers: ``lance`` (the Python data source) and ``lance-jvm``
+(the JVM connector, docs/jvm-connector.md, over the same table written by ``lance``). Writes go
+through the Python data source in both cases. First use times the first write and then the first
+read + aggregate of what was written, in the fresh process; its ratio is of write + read.
+
 The same 5-column frame (long, long, double, string, boolean) everywhere, through
-``get_or_create_session`` (the adapter's session settings) for both formats.
+``get_or_create_session`` (the adapter's session settings, plus the JVM connector's class path)
+for every format.
 """
 
 from __future__ import annotations
@@ -37,8 +43,9 @@ from typing import Any
 
 from harness import machine, ratio_line, run_measured, spread
 
-FORMATS = ("lance", "parquet")
-GOALS = {"first write": 2.0, "write": 1.3, "read": 1.5}
+FORMATS = ("lance", "lance-jvm", "parquet")
+WRITERS = ("lance", "parquet")  # lance-jvm reads the table lance wrote
+GOALS = {"first write": 2.0, "first write + read": 1.5, "write": 1.3, "read": 1.5, "read lance-jvm": 0.8}
 # A float sum depends on the order Spark adds the rows and the partitions' partial sums, which
 # differs between formats. Summing n positive doubles in any order is off by at most about
 # n * 1.1e-16 of the sum: 2.2e-10 for the default 2,000,000 rows, under this tolerance. Lost or
@@ -47,9 +54,10 @@ FLOAT_RELATIVE_TOLERANCE = 1e-9
 
 
 def session(master: str):  # -> SparkSession
-    from dbt.adapters.lancens.spark import get_or_create_session
+    from dbt.adapters.lancens.spark import get_or_create_session, jvm_connector
 
-    return get_or_create_session(master=master, config={"spark.ui.showConsoleProgress": "false"})
+    config = {"spark.ui.showConsoleProgress": "false", **jvm_connector.spark_settings()}
+    return get_or_create_session(master=master, config=config)
 
 
 def frame(spark, rows: int):  # -> DataFrame
@@ -63,25 +71,47 @@ def frame(spark, rows: int):  # -> DataFrame
 
 
 def write(data, file_format: str, uri: str) -> None:
-    if file_format == "lance":
+    if file_format.startswith("lance"):
         data.write.format("lance").mode("overwrite").save(uri)
     else:
         data.write.mode("overwrite").parquet(uri)
 
 
+def read(spark, file_format: str, uri: str):  # -> DataFrame
+    if file_format == "lance":
+        return spark.read.format("lance").load(uri)
+    if file_format == "lance-jvm":
+        return spark.read.format("lance_jvm").load(uri)
+    return spark.read.parquet(uri)
+
+
+def aggregate(frame_of: Callable[[], Any]) -> Callable[[], object]:
+    """Read + aggregate of 3 of the 5 columns."""
+    return lambda: frame_of().groupBy().agg({"amount": "sum", "bucket": "max", "id": "count"}).first()
+
+
 def first_use_worker(file_format: str, rows: int, master: str, directory: Path) -> None:
-    """In a fresh process: session start, then the first write; prints both times as JSON."""
+    """In a fresh process: session start, the first write, then the first read + aggregate of it;
+    prints the three times as JSON."""
     start = time.perf_counter()
     spark = session(master)
     started = time.perf_counter()
-    write(frame(spark, rows), file_format, str(directory / f"first.{file_format}"))
+    uri = str(directory / f"first.{file_format}")
+    write(frame(spark, rows), file_format, uri)
     written = time.perf_counter()
-    print(json.dumps({"session_s": started - start, "write_s": written - started}))
+    aggregate(lambda: read(spark, file_format, uri))()
+    done = time.perf_counter()
+    print(json.dumps({"session_s": started - start, "write_s": written - started, "read_s": done - written}))
 
 
 def first_use(rows: int, repeat: int, master: str) -> list[str]:
-    print(f"\n== first use: a fresh process writes {rows} rows once (session start not counted)", flush=True)
+    print(
+        f"\n== first use: a fresh process writes {rows} rows once, then reads them "
+        "(session start not counted)",
+        flush=True,
+    )
     writes: dict[str, list[float]] = {name: [] for name in FORMATS}
+    both: dict[str, list[float]] = {name: [] for name in FORMATS}
     with tempfile.TemporaryDirectory(prefix="spark-io-first-") as tmp:
         for attempt in range(repeat):
             order = FORMATS if attempt % 2 == 0 else tuple(reversed(FORMATS))
@@ -93,24 +123,36 @@ def first_use(rows: int, repeat: int, master: str) -> list[str]:
                 run = run_measured(command, directory)
                 result = run.result()
                 writes[file_format].append(result["write_s"])
+                both[file_format].append(result["write_s"] + result["read_s"])
                 print(
-                    f"  repeat {attempt + 1} {file_format:<8} session {result['session_s']:6.2f}s  "
-                    f"first write {result['write_s']:6.2f}s  "
+                    f"  repeat {attempt + 1} {file_format:<9} session {result['session_s']:6.2f}s  "
+                    f"first write {result['write_s']:6.2f}s  first read {result['read_s']:6.2f}s  "
                     f"(process {run.wall:6.2f}s wall, {run.cpu:6.2f}s CPU)",
                     flush=True,
                 )
     for file_format in FORMATS:
-        print(f"  {file_format:<8} first write {spread(writes[file_format])}")
-    line = ratio_line("first write lance/parquet", writes["lance"], writes["parquet"], GOALS["first write"])
-    print("  " + line)
-    return [line]
+        print(
+            f"  {file_format:<9} first write {spread(writes[file_format])}  "
+            f"write + read {spread(both[file_format])}"
+        )
+    lines = [
+        ratio_line("first write lance/parquet", writes["lance"], writes["parquet"], GOALS["first write"])
+    ]
+    lines += [
+        ratio_line(
+            f"first write + read {name}/parquet", both[name], both["parquet"], GOALS["first write + read"]
+        )
+        for name in ("lance", "lance-jvm")
+    ]
+    print("\n".join("  " + line for line in lines))
+    return lines
 
 
 def timed(label: str, action: Callable[[], object]) -> float:
     start = time.perf_counter()
     action()
     elapsed = time.perf_counter() - start
-    print(f"  {label:<14} {elapsed:8.2f}s", flush=True)
+    print(f"  {label:<15} {elapsed:8.2f}s", flush=True)
     return elapsed
 
 
@@ -133,12 +175,14 @@ def check_same_rows(readers: dict[str, Callable[[], Any]], rows: int) -> None:
     }
     lance, parquet = answers["lance"], answers["parquet"]
     floats = {"amount_sum"}
-    exact_lance = {key: value for key, value in lance.items() if key not in floats}
     exact_parquet = {key: value for key, value in parquet.items() if key not in floats}
-    assert exact_lance == exact_parquet, answers
+    for name in ("lance", "lance-jvm"):
+        assert {key: value for key, value in answers[name].items() if key not in floats} == exact_parquet, (
+            answers
+        )
+        for key in floats:
+            assert math.isclose(answers[name][key], parquet[key], rel_tol=FLOAT_RELATIVE_TOLERANCE), answers
     assert lance["rows_"] == rows, answers
-    for key in floats:
-        assert math.isclose(lance[key], parquet[key], rel_tol=FLOAT_RELATIVE_TOLERANCE), answers
     print(
         f"  check: same {rows} rows (exact integer aggregates; amount sums {lance['amount_sum']!r} vs "
         f"{parquet['amount_sum']!r}, relative tolerance {FLOAT_RELATIVE_TOLERANCE:g})",
@@ -152,20 +196,16 @@ def warm(rows: int, repeat: int, master: str) -> list[str]:
     data = frame(spark, rows)
     data.cache().count()
 
-    def aggregate(reader: Callable[[], object]) -> Callable[[], object]:
-        return lambda: reader().groupBy().agg({"amount": "sum", "bucket": "max", "id": "count"}).first()
-
     with tempfile.TemporaryDirectory(prefix="spark-io-warm-") as tmp:
-        uris = {name: str(Path(tmp) / f"t.{name}") for name in FORMATS}
-        readers = {
-            "lance": lambda: spark.read.format("lance").load(uris["lance"]),
-            "parquet": lambda: spark.read.parquet(uris["parquet"]),
-        }
-        for name in FORMATS:  # warm up: JVM code generation, Python workers
+        uris = {name: str(Path(tmp) / f"t.{name}") for name in WRITERS}
+        uris["lance-jvm"] = uris["lance"]
+        readers = {name: (lambda name=name: read(spark, name, uris[name])) for name in FORMATS}
+        for name in WRITERS:  # warm up: JVM code generation, Python workers
             write(data.limit(1000), name, uris[name])
+        for name in FORMATS:
             aggregate(readers[name])()
         steps: dict[str, Callable[[], object]] = {}
-        for name in FORMATS:
+        for name in WRITERS:
             steps[f"{name} write"] = lambda name=name: write(data, name, uris[name])
         for name in FORMATS:
             steps[f"{name} read"] = aggregate(readers[name])
@@ -175,13 +215,21 @@ def warm(rows: int, repeat: int, master: str) -> list[str]:
                 times[label].append(timed(label, step))
         check_same_rows(readers, rows)
     for label, values in times.items():
-        print(f"  {label:<14} {spread(values)}")
+        print(f"  {label:<15} {spread(values)}")
     lines = [
         ratio_line(
             f"warm {step} lance/parquet", times[f"lance {step}"], times[f"parquet {step}"], GOALS[step]
         )
         for step in ("write", "read")
     ]
+    lines.append(
+        ratio_line(
+            "warm read lance-jvm/parquet",
+            times["lance-jvm read"],
+            times["parquet read"],
+            GOALS["read lance-jvm"],
+        )
+    )
     print("\n".join("  " + line for line in lines))
     return lines
 
