@@ -20,7 +20,7 @@ import pytest
 
 from dbt.adapters.lancens.definitions.credentials import LancensCredentials
 from dbt.adapters.lancens.metadata import maintenance
-from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
+from dbt.adapters.lancens.namespace import DirectoryNamespace, errors, ownership
 from dbt.adapters.lancens.namespace.storage import Storage
 from tests.unit.adapter.helpers import id_rows
 
@@ -219,3 +219,36 @@ def test_a_short_grace_is_refused_unless_allowed(root: tuple[str, dict[str, str]
     assert not ns.storage.exists(crashed)
     with pytest.raises(ValueError, match="must not be negative"):
         maintenance.cleanup_namespace(ns, grace=timedelta(hours=-1), allow_short_grace=True)
+
+
+def test_what_counts_as_a_table_directory(tmp_path: Path) -> None:
+    """Everything Lance writes in a table's directory (versions, data, transactions, deletions, an
+    index, a tag) is its shape; one entry of another shape at any depth, or a marker with content
+    the engine never writes, makes the directory foreign."""
+    storage = Storage(str(tmp_path), {})
+    location = str(tmp_path / "t.lance")
+    dataset = lance.write_dataset(id_rows(0, 300), location)
+    dataset.delete("id < 3")
+    dataset.create_scalar_index("id", "BTREE")
+    dataset.tags.create("kept", 1)
+    storage.write_bytes(f"{location}/.lance-reserved", b"reserved")
+    storage.write_bytes(f"{location}/data/.tmpQ1w2E3", b"half")
+    assert {"_versions", "data", "_transactions", "_deletions", "_indices", "_refs"} <= set(
+        storage.names(location)
+    )
+    assert ownership.foreign_entry(storage, location) is None
+    # (a file written, the entry named as foreign, what to remove again)
+    for written, named, added in (
+        ("data/nested/part.lance", "data/nested/", "data/nested"),
+        ("data/photo.jpg", "data/photo.jpg", "data/photo.jpg"),
+        ("_versions/notes.txt", "_versions/notes.txt", "_versions/notes.txt"),
+        ("_indices/not-a-uuid/index.idx", "_indices/not-a-uuid/", "_indices/not-a-uuid"),
+        ("extra/file.bin", "extra/", "extra"),
+        ("README.md", "README.md", "README.md"),
+    ):
+        storage.write_bytes(f"{location}/{written}", b"someone's")
+        assert ownership.foreign_entry(storage, location) == named
+        storage.rm(f"{location}/{added}", recursive=True)
+        assert ownership.foreign_entry(storage, location) is None, written
+    storage.write_bytes(f"{location}/.lance-reserved", b"mine now")
+    assert ownership.foreign_entry(storage, location) == ".lance-reserved"
