@@ -86,6 +86,8 @@ def test_branch_from_an_older_version_and_from_another_branch(ns: DirectoryNames
     assert _read(ns, "old-first") == [0, 1, 2]
     assert ns.create_table_branch(TABLE, "from-main", from_branch="main").parent_branch is None
     assert ns.describe_table(TABLE, branch="main").version == ns.describe_table(TABLE).version == 2
+    assert _append(ns, _ids(1, 20), branch="main") == 3  # a caller that always names its branch
+    assert _read(ns) == [0, 1, 2, 3, 4, 20] and _read(ns, "old") == [0, 1, 2, 10]
     assert first.parent_branch == "old"
 
 

@@ -11,6 +11,7 @@ from dbt.adapters.lancens.namespace.branches import (
     MAIN,
     branch_info,
     branch_location,
+    branch_or_main,
     has_ref,
     require,
     validate_name,
@@ -47,8 +48,7 @@ class BranchOps:
         13 for a bad name or argument, 4 for a missing table, 22 for a missing source branch, 11
         for a missing source version (native: 13) or a declared-only table, 23 for a name taken."""
         name = validate_name(name, "name")
-        parent = None if from_branch is None else validate_name(from_branch, "from_branch", main_allowed=True)
-        parent = None if parent == MAIN else parent
+        parent = branch_or_main(from_branch, "from_branch")
         if from_version is not None:
             ids.validate_version(from_version, "from_version")
         table = self._tables._resolve_settled(id)

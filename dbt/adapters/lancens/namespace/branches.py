@@ -64,6 +64,15 @@ def validate_name(name: object, argument: str, main_allowed: bool = False) -> st
     return name
 
 
+def branch_or_main(name: str | None, argument: str = "branch") -> str | None:
+    """A branch to work on (13 naming ``argument`` for a bad name), None for main (``None`` or
+    ``"main"``): so a caller that always names its branch, ``main`` included, reaches the table."""
+    if name is None:
+        return None
+    checked = validate_name(name, argument, main_allowed=True)
+    return None if checked == MAIN else checked
+
+
 def _ref_name(name: str) -> str:
     """The ref's file name, as Lance spells it (``a/b`` -> ``a%2Fb.json``, ``ü`` -> ``%C3%BC.json``)."""
     return quote(name, safe="") + _REF_SUFFIX

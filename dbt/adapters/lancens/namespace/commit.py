@@ -265,8 +265,8 @@ class CommitRequest:
     properties: dict[str, str]
     location: str | None
     branch: str | None = None
-    """A Lance branch of the table (``branches.py``): the commit lands there, ``read_version`` is a
-    version of the branch, and ``location`` (if given) the branch's."""
+    """A Lance branch of the table (``branches.py``; None: main): the commit lands there,
+    ``read_version`` is a version of the branch, and ``location`` (if given) the branch's."""
 
     @classmethod
     def of(
@@ -291,7 +291,7 @@ class CommitRequest:
             read_version,
             properties,
             location,
-            None if branch is None else branches.validate_name(branch, "branch"),
+            branches.branch_or_main(branch),
         )
 
 
