@@ -61,6 +61,10 @@ class BranchOps:
             version = self._ctx.open_dataset(source, from_version).version
         except (OSError, ValueError) as exc:
             where = MAIN if parent is None else f"branch {parent!r}"
+            if "not found" not in str(exc).lower():
+                raise errors.InternalError(
+                    f"table {ids.display(table.id)}: cannot open {where}: {exc}"
+                ) from exc
             raise errors.TableVersionNotFoundError(
                 f"table {ids.display(table.id)} has no version {from_version} on {where}"
             ) from exc
@@ -128,17 +132,17 @@ class BranchOps:
         branch's dataset directory, so whatever opens a table by location (pylance, the Spark data
         source, ``dataset_at``) reads the branch. ``main`` is the table itself. 22 for a missing
         branch, 11 for a missing version (native ignores the branch)."""
-        name = validate_name(name, "branch", main_allowed=True)
-        if name == MAIN:
+        branch = branch_or_main(name)
+        if branch is None:
             return self._tables.describe_table(id, version)
         if version is not None:
             ids.validate_version(version)
         table = self._ctx.resolve_table(id)
-        at_branch = ResolvedTable(table.id, require(self._ctx, table, name), table.in_manifest, False)
+        at_branch = ResolvedTable(table.id, require(self._ctx, table, branch), table.in_manifest, False)
         try:
             info = self._tables._table_info(at_branch, version)
         except errors.TableVersionNotFoundError:
             raise errors.TableVersionNotFoundError(
-                f"branch {name!r} of table {ids.display(table.id)} has no version {version}"
+                f"branch {branch!r} of table {ids.display(table.id)} has no version {version}"
             ) from None
-        return replace(info, branch=name)
+        return replace(info, branch=branch)

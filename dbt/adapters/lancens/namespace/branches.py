@@ -1,5 +1,6 @@
-"""Table branches: the spec's CreateTableBranch, ListTableBranches, DeleteTableBranch, and a
-table described (or committed to) at a branch.
+"""Table branches: their names, where one lives, and where a commit to one lands (the operations,
+CreateTableBranch, ListTableBranches, DeleteTableBranch and DescribeTable at a branch, are in
+``branch_ops.py``; ``commit.py`` imports this module, which therefore knows no ``TableOps``).
 
 A branch is Lance's own (pylance ``LanceDataset.create_branch``), exactly what pylance's native
 ``DirectoryNamespace`` makes, so pylance, LanceDB, lance-spark and native open the same branch by
@@ -116,6 +117,7 @@ def commit_target(
 
 
 def branch_info(name: str, branch: Mapping[str, Any]) -> BranchInfo:
+    """Lance's record of a branch (a value of ``dataset.branches.list()``) as the engine returns it."""
     created = branch.get("create_at")
     return BranchInfo(
         name,
