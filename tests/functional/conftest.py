@@ -11,6 +11,9 @@ import os
 import pytest
 
 REMOTE_ENV = "LANCENS_TEST_SPARK_CONNECT_URL"
+# The profile's `spark_connector` for every functional test (unset: the default), so the suite can
+# run on the JVM connector's read path: LANCENS_TEST_SPARK_CONNECTOR=jvm (docs/jvm-connector.md).
+CONNECTOR_ENV = "LANCENS_TEST_SPARK_CONNECTOR"
 
 
 @pytest.fixture(scope="session")
@@ -25,4 +28,7 @@ def dbt_profile_target(lancens_root: str) -> dict:
     # client of its server (REMOTE_ENV holds the server's URL).
     remote = os.environ.get(REMOTE_ENV)
     spark = {"remote": remote} if remote else {"master": "local[2]"}
+    connector = os.environ.get(CONNECTOR_ENV)
+    if connector:
+        spark["spark_connector"] = connector
     return {"type": "lancens", "root": lancens_root, "threads": 2, **spark}
