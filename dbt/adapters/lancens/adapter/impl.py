@@ -611,6 +611,8 @@ class LancensAdapter(SparkAdapter):
     def acquire_connection(self, name: str | None = None) -> Any:
         """Profile `table_version_management: true` turns it on in the root before anything commits."""
         connection = super().acquire_connection(name)
+        with self.connections.exception_handler("profile key branch"):
+            self.runtime.build_on_branch(self.config.credentials.branch)
         if self.config.credentials.table_version_management:
             with self.connections.exception_handler("enable table version management"):
                 self.runtime.enable_version_management()

@@ -50,6 +50,11 @@ def failed(statuses: Iterable[str]) -> bool:
 
 def begin(runtime: LancensRuntime, run_id: str) -> None:
     """Start staging this process's writes (needs table version management, which it turns on)."""
+    if runtime.branch_landing is not None:
+        raise errors.InvalidInputError(
+            f"atomic publish: the target builds on branch {runtime.branch_landing.name!r}, whose writes "
+            "main never sees; `lancens.promote_branch` makes them main's together: turn one of the two off"
+        )
     runtime.enable_version_management()
     with runtime.lock:
         stale, runtime.publisher = runtime.publisher, RunPublisher.start(runtime.namespace, run_id)

@@ -36,6 +36,7 @@ class TableWrite:
     landing: Landing
     declared_here: bool = False
     staged_tip: StagedCommit | None = None  # a further write of a table this run staged already
+    branch: str | None = None  # the Lance branch it lands on (a branch target: runtime/branch_landing.py)
 
     @property
     def read_version(self) -> int | None:
@@ -135,7 +136,7 @@ class TableWrite:
         the commit's own catalog check."""
         if not self.landing.visible_at_once or self.read_version is None:
             return
-        latest = self.runtime.namespace.latest_version_at(self.location, self.table_id)
+        latest = self.runtime.namespace.latest_version_at(self.location, self.table_id, self.branch)
         if latest == self.read_version:
             return
         self.abandon(written)
@@ -226,11 +227,14 @@ def open_write(
     if info is None:  # a location of its own, the table declared when the run publishes
         location = namespace.table_location(list(table_id))
     else:
+        if not info.declared_only:
+            info = landing.write_target(namespace, table_id, info)  # a branch target's branch
         location = info.location
     dataset = None
     if info is not None and not info.declared_only and info.version is not None:
         dataset = namespace.dataset_at(location, info.version)  # the version the describe opened
-    return TableWrite(runtime, list(table_id), location, dataset, landing, declared_here)
+    branch = info.branch if info is not None else None
+    return TableWrite(runtime, list(table_id), location, dataset, landing, declared_here, branch=branch)
 
 
 def _further_staged_write(

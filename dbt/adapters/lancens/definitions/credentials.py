@@ -80,6 +80,9 @@ class LancensCredentials(Credentials):
     dir_listing_enabled: bool = True
     table_version_management: bool = False
     atomic_publish: bool = False
+    # A Lance branch every write of the run lands on (created per table at its first write; promoted
+    # to main with `lancens.promote_branch`): runtime/branch_landing.py.
+    branch: str | None = None
     storage_options: dict[str, str] = field(default_factory=dict)
     master: str = "local[*]"
     # A Spark Connect URL (`sc://host:port/;token=...`): the dbt process is a client of that server.

@@ -218,7 +218,7 @@ class DirectoryNamespace:
         on S3). Callers must not change the object (commits return new ones)."""
         return self._context.open_dataset(location, version)
 
-    def latest_version_at(self, location: str, id: Sequence[str]) -> int | None:
+    def latest_version_at(self, location: str, id: Sequence[str], branch: str | None = None) -> int | None:
         """The newest version of table ``id``, stored at ``location`` (None: it has none), for a
         writer that knows where its table is and asks only whether another commit landed there.
 
@@ -227,8 +227,9 @@ class DirectoryNamespace:
         ``commit_table`` checks it). With it (as the newest catalog state this process read says:
         the flag is never turned off, and ``commit_table`` reads it again) a version another writer
         committed is the catalog's row, which may precede its manifest's final name, so this is
-        ``describe_table``'s version (which finishes such a commit first)."""
-        if self._versions.management_known():
+        ``describe_table``'s version (which finishes such a commit first). ``branch``: ``location``
+        is that branch's, whose versions are always its own ``_versions/`` (``branches.py``)."""
+        if branch is None and self._versions.management_known():
             return self.describe_table(id).version
         latest = self._context.open_latest(location)
         return latest.version if latest is not None else None

@@ -81,6 +81,13 @@ class Landing(Protocol):
         """Refuse to start a write of the table that would not build on what the run wrote."""
         ...
 
+    def write_target(
+        self, namespace: DirectoryNamespace, table_id: Sequence[str], info: TableInfo
+    ) -> TableInfo:
+        """Where a write of the existing table `info` (as the model's query read it) goes: the table
+        itself, or its branch on a branch target (`branch_landing.py`)."""
+        ...
+
     def reserve(
         self, namespace: DirectoryNamespace, table_id: Sequence[str]
     ) -> tuple[TableInfo | None, bool]:
@@ -173,6 +180,11 @@ class DirectLanding:
 
     def claim(self, table_id: Sequence[str]) -> None:
         return None  # another writer's commit meets the write's pinned version instead (14)
+
+    def write_target(
+        self, namespace: DirectoryNamespace, table_id: Sequence[str], info: TableInfo
+    ) -> TableInfo:
+        return info
 
     def reserve(
         self, namespace: DirectoryNamespace, table_id: Sequence[str]

@@ -25,6 +25,7 @@ from dbt.adapters.lancens.definitions.names import InvalidNameError, namespace_i
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.versions import TVM_KEY
 from dbt.adapters.lancens.runtime import connector_choice, hook, plans
+from dbt.adapters.lancens.runtime.branch_landing import BranchLanding
 from dbt.adapters.lancens.runtime.connector_choice import ConnectorChoice
 from dbt.adapters.lancens.runtime.errors import missing_database, missing_relation
 from dbt.adapters.lancens.runtime.fragment_bounds import FragmentBounds
@@ -59,6 +60,8 @@ class LancensRuntime:
     # The atomic-publish run of this process, between its on-run-start and on-run-end hooks
     # (`commits/publish.py` sets and clears it); while it is there, it is the process's `landing`.
     publisher: RunPublisher | None = None
+    # A branch target's landing (profile key `branch:`, `build_on_branch`): every write lands on it.
+    branch_landing: BranchLanding | None = None
     # Which reader Spark uses for Lance tables: the JVM connector or the Python data source.
     connector: ConnectorChoice = field(default_factory=lambda: connector_choice.plan(None, None))
     # Checked once per process: the root reads as a namespace; table version management is on.
@@ -112,7 +115,21 @@ class LancensRuntime:
         committed at once. The one place that tells the two apart; a write takes it when it starts
         (`commits/table_write.open_write`), so it lands as it began even if the run ends meanwhile."""
         publisher = self.publisher
-        return DIRECT if publisher is None else publisher
+        if publisher is not None:
+            return publisher
+        return DIRECT if self.branch_landing is None else self.branch_landing
+
+    def build_on_branch(self, name: str | None) -> None:
+        """Land every later write on branch `name` of its table (None: on the tables themselves).
+
+        A change of target in one process (dbt's in-process runs) drops Spark's entries of
+        the tables: they read the other target's branch, or main."""
+        current = self.branch_landing.name if self.branch_landing is not None else None
+        if name == current:
+            return
+        self.branch_landing = None if name is None else BranchLanding(self.namespace, name)
+        if self._catalog is not None:
+            self._catalog.forget_tables()
 
     @property
     def atomic_run(self) -> bool:

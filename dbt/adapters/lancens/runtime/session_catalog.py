@@ -172,6 +172,16 @@ class SessionCatalog:
         self._tables.pop(tuple(view_id), None)
         self._sql(f"CREATE OR REPLACE VIEW {qualified_name(view_id)} AS {view_sql}")
 
+    def forget_tables(self) -> None:
+        """Remove every table from Spark's catalog (a branch target's change: they read elsewhere).
+        Spark's listing, not this mirror's: an entry pinned to a version is not kept in the mirror."""
+        self._tables.clear()
+        catalog = self._spark.catalog
+        for database in catalog.listDatabases():
+            for table in catalog.listTables(database.name):
+                if table.tableType != "VIEW" and not table.isTemporary:
+                    self._sql(f"DROP TABLE {quote(database.name)}.{quote(table.name)}")
+
     def forget(self, object_id: Sequence[str]) -> None:
         """Remove a table or view from Spark's catalog (its Lance data is untouched)."""
         self._tables.pop(tuple(object_id), None)

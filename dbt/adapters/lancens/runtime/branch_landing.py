@@ -1,0 +1,163 @@
+"""The landing of a branch target (profile key `branch:`): every write of the run lands on that Lance
+branch of its table, and main never changes.
+
+A table's branch is made at the table's first write (`write_target`, called by `open_write` before
+any data file is written), zero-copy from the main version the model's query read; its files are
+written in the branch's own directory (`<table>/tree/<branch>/`) and committed there
+(`commit_table(..., branch=)`). Reads follow the same rule everywhere (`read_target`, used by the
+runtime's one catalog refresh): a table that has the branch is read on it, every other table on
+main, so a branch holds only what the target built, as dbt's defer reads unbuilt models elsewhere.
+
+What cannot live on a branch is refused or kept in the run, never written to main: a table that
+does not exist on main yet (Lance branches a version of main; 13 naming the table); a view's
+namespace record (a view has no branches: Spark's session gets it, later models and tests of the
+run read it, main's record is untouched); `lance_maintenance` (it would rewrite main's files).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import lance
+
+from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
+from dbt.adapters.lancens.namespace.branches import validate_name
+from dbt.adapters.lancens.namespace.commit import StagedCommit
+from dbt.adapters.lancens.namespace.models import TableInfo, ViewInfo
+from dbt.adapters.lancens.namespace.table_ops import metadata_update
+from dbt.adapters.lancens.runtime.landing import DirectLanding, IndexTarget, ReadTarget
+
+
+class BranchLanding(DirectLanding):
+    """Commits at once, like `DirectLanding`, but on branch `name` of each table."""
+
+    def __init__(self, namespace: DirectoryNamespace, name: str) -> None:
+        self.namespace = namespace
+        self.name = validate_name(name, "profile key `branch`")
+
+    def branch_of(self, namespace: DirectoryNamespace, table_id: Sequence[str]) -> TableInfo | None:
+        """The table on this branch, at its latest version; None when the table has no such branch
+        (or does not exist)."""
+        try:
+            return namespace.describe_table(list(table_id), branch=self.name)
+        except (errors.TableBranchNotFoundError, errors.TableNotFoundError):
+            return None
+
+    def write_target(
+        self, namespace: DirectoryNamespace, table_id: Sequence[str], info: TableInfo
+    ) -> TableInfo:
+        """The table's branch, made from `info` (main, as the model's query read it) when missing.
+
+        Created from `info.version`, not main's latest: the branch's first version then has that
+        number, so the moved-while-read guard compares what the query read with what the write
+        builds on. A creation that loses a race to this run's other thread is 23: the branch exists."""
+        if info.branch is not None:
+            return info
+        existing = self.branch_of(namespace, table_id)
+        if existing is not None:
+            return existing
+        try:
+            namespace.create_table_branch(list(table_id), self.name, from_version=info.version)
+        except errors.TableBranchAlreadyExistsError:
+            pass  # made meanwhile by another writer of this target: build on it
+        return namespace.describe_table(list(table_id), branch=self.name)
+
+    def read_target(self, table_id: Sequence[str]) -> ReadTarget | None:
+        """The branch, at its latest version (pinned: Spark's `INSERT` into a catalog entry would
+        commit to main, so the branch's entries take none; every write here refreshes the entry)."""
+        info = self.branch_of(self.namespace, table_id)
+        return None if info is None else ReadTarget(info.location, info.version)
+
+    def staged_dataset(
+        self, namespace: DirectoryNamespace, table_id: Sequence[str]
+    ) -> lance.LanceDataset | None:
+        """The branch's latest version: what the target's columns and descriptions are read from."""
+        info = self.branch_of(namespace, table_id)
+        return (
+            None
+            if info is None or info.version is None
+            else namespace.dataset_at(info.location, info.version)
+        )
+
+    def version_read(self, namespace: DirectoryNamespace, table_id: Sequence[str]) -> int | None:
+        """The branch's version, or main's before the branch exists (the branch will start at it)."""
+        info = self.branch_of(namespace, table_id)
+        return info.version if info is not None else namespace.describe_table(list(table_id)).version
+
+    def reserve(
+        self, namespace: DirectoryNamespace, table_id: Sequence[str]
+    ) -> tuple[TableInfo | None, bool]:
+        """Refused: a Lance branch starts from a version of main, and declaring the table on main
+        would show it there before any promotion."""
+        raise errors.InvalidInputError(
+            f"table {'.'.join(table_id)} does not exist on main, and the target builds on branch "
+            f"{self.name!r}: a branch starts from a version of main, so a new table cannot be built on "
+            "a branch yet; build it once without `branch:` (or on main first), then on the branch"
+        )
+
+    def land(
+        self,
+        namespace: DirectoryNamespace,
+        table_id: Sequence[str],
+        operation: lance.LanceOperation.BaseOperation,
+        read_version: int | None,
+        properties: dict[str, str],
+        *,
+        location: str | None = None,
+        staged_tip: StagedCommit | None = None,
+    ) -> int:
+        """The engine's commit on the branch; `location` (where the files were written) must be the
+        branch's own (13 otherwise: files written to main's directory would be lost to the branch)."""
+        return namespace.commit_table(
+            list(table_id),
+            operation,
+            read_version=read_version,
+            transaction_properties=properties or None,
+            location=location,
+            branch=self.name,
+        )
+
+    def index_target(self, namespace: DirectoryNamespace, table_id: Sequence[str]) -> IndexTarget | None:
+        """The branch's latest version, in the branch's directory; None when the target did not
+        build the table (its indexes are main's)."""
+        info = self.branch_of(namespace, table_id)
+        if info is None or info.version is None:
+            return None
+        dataset = namespace.dataset_at(info.location, info.version)
+        location = info.location.rstrip("/")
+        return IndexTarget(dataset, location, location, dataset.version, optimizes=False)
+
+    def land_index(
+        self,
+        namespace: DirectoryNamespace,
+        target: IndexTarget,
+        table_id: Sequence[str],
+        operation: lance.LanceOperation.BaseOperation,
+        read_version: int,
+        properties: dict[str, str],
+        files: Sequence[str] = (),
+    ) -> int:
+        return self.land(namespace, table_id, operation, read_version, properties, location=target.location)
+
+    def record_view(self, namespace: DirectoryNamespace, view: ViewInfo) -> None:
+        return None  # Spark's session has the view already; main's record stays as it is
+
+    def update_metadata(
+        self,
+        namespace: DirectoryNamespace,
+        table_id: Sequence[str],
+        table_metadata: Mapping[str, str | None] | None,
+        field_metadata: Mapping[str, Mapping[str, str | None]] | None,
+        table_name: str,
+    ) -> None:
+        """On the branch (one `UpdateConfig` version of it); a table the target did not build keeps
+        main's descriptions."""
+        info = self.branch_of(namespace, table_id)
+        if info is None or info.version is None:
+            return
+        dataset = namespace.dataset_at(info.location, info.version)
+        operation = metadata_update(dataset, table_metadata, field_metadata, table_name)
+        self.land(namespace, table_id, operation, info.version, {}, location=info.location)
+
+    def when_published(self, table_id: Sequence[str], action: Callable[[], str]) -> str:
+        return f"skipped: optimize and cleanup run on main, and this target builds on branch {self.name!r}"

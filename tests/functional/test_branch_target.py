@@ -1,0 +1,113 @@
+"""A branch target (profile key `branch:`): every write of the run lands on that Lance branch of its
+table, main never changes, models built on the branch read the branch and the others read main.
+
+Real dbt runs in process on a root with table version management; the tables are read back with
+the engine and with pylance (by the branch's location, and by name through Lance's checkout).
+"""
+
+from __future__ import annotations
+
+import os
+from copy import deepcopy
+
+import lance
+import pytest
+from dbt.tests.util import run_dbt, run_dbt_and_capture
+
+from dbt.adapters.lancens.namespace import DirectoryNamespace
+
+A = "{{ config(materialized='table') }} select {{ var('gen', 1) }} as gen"
+B = "{{ config(materialized='table') }} select gen, gen * 10 as tens from {{ ref('a') }}"
+OTHER = "{{ config(materialized='table') }} select {{ var('gen', 1) }} as other"
+# Built on the branch, reading `other`, which the branch run does not build: main's rows.
+C = """{{ config(materialized='table') }}
+select b.gen, o.other from {{ ref('b') }} b cross join {{ ref('other') }} o"""
+INC = """
+{{ config(materialized='incremental', incremental_strategy='append') }}
+select {{ var('gen', 1) }} as gen
+"""
+NEW = "{{ config(materialized='table', enabled=var('new', false)) }} select 1 as id"
+
+
+def rows(location: str, column: str = "gen") -> list[int]:
+    return sorted(lance.dataset(location).to_table().column(column).to_pylist())
+
+
+def data_files(location: str) -> set[str]:
+    """Every file under the table's own `data/` (main's data files)."""
+    found: set[str] = set()
+    for folder, _, names in os.walk(os.path.join(location, "data")):
+        found.update(os.path.join(folder, name) for name in names)
+    return found
+
+
+class TestBranchTarget:
+    @pytest.fixture(scope="class")
+    def dbt_profile_target(self, tmp_path_factory: pytest.TempPathFactory) -> dict:
+        root = str(tmp_path_factory.mktemp("branch_root"))
+        return {
+            "type": "lancens",
+            "root": root,
+            "master": "local[2]",
+            "threads": 1,
+            "table_version_management": True,
+        }
+
+    @pytest.fixture(scope="class")
+    def profiles_config_update(self, dbt_profile_target: dict, unique_schema: str) -> dict:
+        outputs = {"default": dbt_profile_target, "ci": deepcopy(dbt_profile_target)}
+        outputs["default"]["schema"] = unique_schema
+        outputs["ci"]["schema"] = unique_schema
+        outputs["ci"]["branch"] = "ci_1234"
+        return {"test": {"outputs": outputs, "target": "default"}}
+
+    @pytest.fixture(scope="class")
+    def models(self) -> dict[str, str]:
+        return {"a.sql": A, "b.sql": B, "other.sql": OTHER, "c.sql": C, "inc.sql": INC, "new_one.sql": NEW}
+
+    def test_writes_land_on_the_branch_and_main_stays(self, project, dbt_profile_target) -> None:
+        ns = DirectoryNamespace(dbt_profile_target["root"])
+        schema = project.test_schema
+        run_dbt(["run"])
+        main_before = {name: ns.describe_table([schema, name]) for name in ("a", "b", "other", "c", "inc")}
+        files_before = {name: data_files(info.location) for name, info in main_before.items()}
+
+        run_dbt(["run", "--target", "ci", "--select", "a", "b", "c", "inc", "--vars", "{gen: 2}"])
+
+        for name, info in main_before.items():  # main: the same version, rows and data files
+            now = ns.describe_table([schema, name])
+            assert now.version == info.version, name
+            assert data_files(now.location) == files_before[name], name
+        assert rows(main_before["a"].location) == [1]
+        assert rows(main_before["inc"].location) == [1]
+
+        def on_branch(name: str) -> str:
+            info = ns.describe_table([schema, name], branch="ci_1234")
+            assert info.location.endswith("/tree/ci_1234"), info.location
+            return info.location
+
+        assert rows(on_branch("a")) == [2]
+        assert rows(on_branch("b"), "tens") == [20]  # b read a on the branch
+        assert rows(on_branch("inc")) == [1, 2]  # appended to main's rows, on the branch
+        assert rows(on_branch("c")) == [2] and rows(on_branch("c"), "other") == [1]  # other: main's
+        assert [b.name for b in ns.list_table_branches([schema, "other"]).items] == []
+        # the same branch by name, as any Lance reader opens it
+        by_name = lance.dataset(main_before["a"].location).checkout_version(("ci_1234", None))
+        assert by_name.to_table().column("gen").to_pylist() == [2]
+
+        # A second run on the branch builds on the branch's versions (not main's again).
+        run_dbt(["run", "--target", "ci", "--select", "inc", "--vars", "{gen: 3}"])
+        assert rows(on_branch("inc")) == [1, 2, 3]
+        assert rows(main_before["inc"].location) == [1]
+
+        # The same process back on main: Spark's entries read main again.
+        run_dbt(["run", "--select", "b", "c"])
+        assert rows(ns.describe_table([schema, "b"]).location, "tens") == [10]
+
+    def test_a_new_table_is_refused_on_the_branch(self, project, dbt_profile_target) -> None:
+        ns = DirectoryNamespace(dbt_profile_target["root"])
+        results, log = run_dbt_and_capture(
+            ["run", "--target", "ci", "--select", "new_one", "--vars", "{new: true}"], expect_pass=False
+        )
+        assert "does not exist on main" in log and "new_one" in log and "ci_1234" in log
+        assert not ns.table_exists([project.test_schema, "new_one"])
