@@ -10,6 +10,7 @@ import lance
 import lance.fragment
 import pyarrow as pa
 import pytest
+from pyspark.sql import DataFrame
 
 from dbt.adapters.lancens.commits.table_write import open_write
 from dbt.adapters.lancens.materializations import merge
@@ -187,6 +188,13 @@ def test_written_states_not_seen_in_a_version_are_kept_up_to_a_bound(
     assert _kept_states(bounds) == _states(dataset) | waiting
 
 
+def _frame(runtime: LancensRuntime, rows: pa.Table) -> DataFrame:
+    """`rows` as a Spark DataFrame, as the model's frame reaches `merge.replace_frame`: in one
+    partition, so each batch is written as one fragment."""
+    runtime.activate()
+    return runtime.spark.createDataFrame(rows).coalesce(1)
+
+
 @pytest.fixture
 def runtime(spark, tmp_path: Path) -> LancensRuntime:
     runtime = LancensRuntime.shared({"root": str(tmp_path / "root")}, "local[2]", {})
@@ -205,7 +213,7 @@ def _batch(day: int, tag: int) -> pa.Table:
 
 
 def test_a_backfill_rerun_replaces_each_window_and_scans_only_its_fragments(runtime: LancensRuntime) -> None:
-    """Batches of a backfill written through `merge.replace` with their windows; re-running two of
+    """Batches of a backfill written through `merge.replace_frame` with their windows; re-running two of
     them replaces exactly their rows, and after the first batch's read the written fragments'
     ranges are known, so later deletes scan only the fragments of their own window."""
     table_id = ["shop", "events"]
@@ -214,9 +222,9 @@ def test_a_backfill_rerun_replaces_each_window_and_scans_only_its_fragments(runt
     def run_batch(day: int, tag: int) -> None:
         window = TimeWindow("event_ts", FIRST + day * DAY, FIRST + (day + 1) * DAY)
         rows = _batch(day, tag)
-        merge.replace(
+        merge.replace_frame(
             open_write(runtime, table_id, must_exist=True),
-            rows,
+            _frame(runtime, rows),
             {},
             where=window.lance_filter(),
             window=window,
@@ -274,9 +282,9 @@ def test_a_rerun_batch_replaces_its_rows_whatever_the_column_type(
     runtime.namespace.create_table(table_id, day_rows(0, 0))
     for attempt, day in enumerate((1, 2, 1, 1, 2)):
         window = TimeWindow("event_ts", FIRST + day * DAY, FIRST + (day + 1) * DAY)
-        merge.replace(
+        merge.replace_frame(
             open_write(runtime, table_id, must_exist=True),
-            day_rows(day, attempt),
+            _frame(runtime, day_rows(day, attempt)),
             {},
             where=window.lance_filter(),
             window=window,

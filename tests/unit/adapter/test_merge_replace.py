@@ -1,4 +1,5 @@
-"""`merge.replace` with a filter: deletes exactly the matching rows of a many-fragment table, one version."""
+"""`merge.replace_frame` with a filter: deletes exactly the matching rows of a many-fragment table,
+one version."""
 
 from __future__ import annotations
 
@@ -7,11 +8,18 @@ from pathlib import Path
 import lance
 import pyarrow as pa
 import pytest
+from pyspark.sql import DataFrame
 
 from dbt.adapters.lancens.commits.table_write import open_write
 from dbt.adapters.lancens.materializations import merge
 from dbt.adapters.lancens.runtime.process import LancensRuntime
 from tests.unit.adapter.helpers import append_rows
+
+
+def _frame(runtime: LancensRuntime, rows: pa.Table) -> DataFrame:
+    """`rows` as a Spark DataFrame, as the model's frame reaches `merge.replace_frame`."""
+    runtime.activate()
+    return runtime.spark.createDataFrame(rows)
 
 
 @pytest.fixture
@@ -34,9 +42,9 @@ def test_replace_where_deletes_matching_rows_across_fragments_in_one_version(run
     assert len(before.get_fragments()) == 4
 
     # Day 1 is deleted whole (its fragment goes), day 3 in part (a deletion vector); 0 and 2 untouched.
-    version = merge.replace(
+    version = merge.replace_frame(
         open_write(runtime, ["shop", "events"], must_exist=True),
-        pa.table({"id": [99], "day": [9]}),
+        _frame(runtime, pa.table({"id": [99], "day": [9]})),
         {},
         where="day = 1 OR id = 31",
     )
@@ -54,7 +62,8 @@ def test_replace_where_deletes_matching_rows_across_fragments_in_one_version(run
 
 def test_replace_where_matching_nothing_only_appends(runtime: LancensRuntime) -> None:
     runtime.namespace.create_table(["shop", "events"], _fragment(0))
-    merge.replace(open_write(runtime, ["shop", "events"], must_exist=True), _fragment(5), {}, where="day = 7")
+    target = open_write(runtime, ["shop", "events"], must_exist=True)
+    merge.replace_frame(target, _frame(runtime, _fragment(5)), {}, where="day = 7")
     after = lance.dataset(runtime.namespace.describe_table(["shop", "events"]).location)
     assert after.count_rows() == 6
     assert all(f.metadata.deletion_file is None for f in after.get_fragments())

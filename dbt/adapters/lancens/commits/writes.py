@@ -19,6 +19,7 @@ from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
 from dbt.adapters.lancens.embeddings.functions import schema_metadata
 from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.options import LanceOptions
+from dbt.adapters.lancens.spark.row_changes import StoredValues, StoredValuesWriter
 from dbt.adapters.lancens.spark.types import (
     fixed_sizes_from_metadata,
     lance_write_schema,
@@ -76,13 +77,19 @@ def write_opened(
 
 
 def write_tasks(
-    write: TableWrite, frame: DataFrame, schema: pa.Schema, *, overwrite: bool
+    write: TableWrite,
+    frame: DataFrame,
+    schema: pa.Schema,
+    *,
+    overwrite: bool,
+    stored: StoredValues | None = None,
 ) -> list[FragmentMetadata]:
     """Spark tasks write `frame`'s rows (each task casts them to `schema`) as data files of the
     write's table, built on the version the write builds on; the fragments, uncommitted, for
     `write.commit`. The driver holds only fragment metadata, however many rows there are; tasks
-    that fail leave no files (`write_with_tasks`)."""
-    writer = LanceWriter(
+    that fail leave no files (`write_with_tasks`). `stored`: columns some rows take from the
+    table as stored (`spark.row_changes`)."""
+    writer: LanceWriter = LanceWriter(
         LanceOptions(uri=write.location, storage_options=write.storage_options),
         schema,
         overwrite=overwrite,
@@ -90,6 +97,8 @@ def write_tasks(
         storage_version=write.dataset.data_storage_version if write.dataset is not None else None,
         base=write.dataset,
     )
+    if stored is not None:
+        writer = StoredValuesWriter(writer, stored)
     write.runtime.activate()
     return write_with_tasks(frame, writer)
 

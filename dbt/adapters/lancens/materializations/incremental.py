@@ -1,43 +1,39 @@
 """Incremental strategies on an existing Lance table: work out the change in Spark, commit it once.
 
-The model's result is evaluated exactly once. A strategy that only adds rows (`append`, and merge
-or delete+insert without `unique_key`) has Spark tasks write them as new fragments from the model's
-frame, cast in Spark as Spark's INSERT would, so no row reaches the driver (`merge.append`); the
-others take the rows to Arrow on the driver, where Lance's merge-insert, key sets and deletion
-vectors work on them. Strategies that need to
-look at the target (merge with `incremental_predicates` or restricted update columns, delete+insert
-with predicates, either with a key Spark reads otherwise than Lance stores it) join the two in
-Spark under dbt's aliases `DBT_INTERNAL_SOURCE` and `DBT_INTERNAL_DEST`, so predicates written for
-other adapters work unchanged; Spark returns only which target rows (by Lance row address) to
-change, so rows it leaves alone are never rewritten and no stored value makes a round trip through
-Spark's types. The change itself is made by `merge` (Lance merge-insert, deletion vectors, new
-fragments) as one engine commit.
+The model's result is evaluated exactly once and its rows never reach the driver. A strategy that
+only adds rows (`append`, and merge or delete+insert without `unique_key`) has Spark tasks write
+them as new fragments from the model's frame, cast in Spark as Spark's INSERT would (`merge.append`).
+The others first make the model's rows once and leave them with Spark's executors, on disk
+(`localCheckpoint`), then join them with the table in Spark under dbt's aliases `DBT_INTERNAL_SOURCE`
+and `DBT_INTERNAL_DEST`, so predicates written for other adapters work unchanged. The join names
+the table rows to replace by their Lance row address; Spark tasks write the new rows as fragments
+and the deletions per fragment, and the driver commits their metadata as one `Update`
+(`merge.replace_frame`). Rows Spark leaves alone are never rewritten, and a column a matched row
+keeps is taken from Lance by the writing task, so no stored value makes a round trip through
+Spark's types (docs/materializations.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-import lance
 import pyarrow as pa
-import pyarrow.compute as pc
 from dbt_common.exceptions import CompilationError
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write, version_read
 from dbt.adapters.lancens.materializations import merge, schema_evolution, store_assignment
-from dbt.adapters.lancens.materializations.source_view import addressed_view, query_rows
+from dbt.adapters.lancens.materializations.source_view import addressed_view, frame_view
 from dbt.adapters.lancens.runtime.fragment_bounds import TimeWindow, parse_window_bound
 from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 from dbt.adapters.lancens.spark.options import ROW_ADDRESS
+from dbt.adapters.lancens.spark.row_changes import StoredValues, refuse_unfit_rows
 from dbt.adapters.lancens.spark.types import fixed_sizes_from_metadata, spark_arrow_schema, to_spark_type
 from dbt.adapters.lancens.text.quoting import quote
 
 STRATEGIES = ("append", "merge", "delete+insert", "insert_overwrite", "microbatch")
-_SOURCE_ROW = "__lancens_source_row"
 
 
 class SchemaChangeError(CompilationError):
@@ -106,13 +102,14 @@ def apply(
         raise ValueError(f"incremental_strategy must be one of {STRATEGIES}, got {spec.strategy!r}")
     if seen is None:
         seen = version_before_query(runtime, table_id, spec)
-    sizes = fixed_sizes_from_metadata(frame.schema)
-    # rows only a strategy that looks at them needs: appends are written by Spark tasks
-    rows = None if _appends(spec) else _as_vectors(frame.toArrow(), sizes)
+    source = _as_vectors(_model_rows(frame), fixed_sizes_from_metadata(frame.schema)).schema
+    if not _appends(spec):
+        # the strategy joins the model's rows with the table and writes them: they are made once,
+        # before the write opens (the query may read `{{ this }}`), and Spark's executors keep them
+        frame = merge.made_once(frame)
     with runtime.writing(table_id):  # concurrent microbatch batches commit one after another
         target = opened if opened is not None else open_write(runtime, table_id, must_exist=True)
         target.refuse_if_moved_since(seen)
-        source = rows.schema if rows is not None else _as_vectors(_model_rows(frame), sizes).schema
         _require_key_columns(spec, source, target.current.schema)
         _refuse_schema_drift(spec, source, target.current.schema)
         retype = (
@@ -120,28 +117,24 @@ def apply(
             if spec.on_schema_change == "sync_all_columns"
             else {}
         )
-        if rows is None and _rewrites(spec, source, target.current.schema, retype):
+        if _appends(spec) and _rewrites(spec, source, target.current.schema, retype):
             # the model's query may read the table (`{{ this }}`), which it cannot read once its
-            # columns are rewritten (Spark planned the query on the old ones): its rows are made
-            # first, kept by Spark on disk (the driver's memory is not theirs to fill)
-            frame = frame.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
+            # columns are rewritten (Spark planned the query on the old ones): its rows are made first
+            frame = merge.made_once(frame)
         # a column about to take the model's type is not first cast to the table's old one
         stores = pa.schema([f.with_type(retype.get(f.name, f.type)) for f in target.current.schema])
-        if rows is None:
-            frame = store_assignment.cast_frame(frame, source, stores)
-        else:
-            rows = store_assignment.cast_as_spark_stores(runtime, rows, stores)
+        frame = store_assignment.cast_frame(frame, source, stores)
         aligned = schema_evolution.align_nullability(target, spec.not_null, properties)
-        evolved = _sync_schema(aligned, source, rows, spec, properties, retype)
+        evolved = _sync_schema(aligned, frame, source, spec, properties, retype)
         if spec.empty:
             return int(evolved.current.version), 0
         spec = _keep_absent_columns(spec, source, evolved.current.schema)
         with schema_evolution.undone_on_failure(target, evolved, properties):
-            if rows is None:
-                return merge.append(evolved, merge.fitted_frame(frame, evolved.current.schema), properties)
-            rows = merge.fitted(rows, evolved.current.schema)
-            version = _STRATEGY[spec.strategy](runtime, evolved, rows, spec, properties)
-    return version, rows.num_rows
+            fitted = merge.fitted_frame(frame, evolved.current.schema)
+            if _appends(spec):
+                return merge.append(evolved, fitted, properties)
+            version = _STRATEGY[spec.strategy](runtime, evolved, fitted, spec, properties)
+    return version, frame.count()  # counted where Spark keeps the rows
 
 
 def _appends(spec: Spec) -> bool:
@@ -260,8 +253,8 @@ def _spark_type_name(arrow_type: pa.DataType) -> str:
 
 def _sync_schema(
     target: TableWrite,
+    frame: DataFrame,
     source: pa.Schema,
-    rows: pa.Table | None,
     spec: Spec,
     properties: dict[str, str],
     retype: dict[str, pa.DataType],
@@ -269,77 +262,50 @@ def _sync_schema(
     """Honour `on_schema_change` for the model's columns `source`; `ignore` leaves the table as it
     is (new columns are not written). `sync_all_columns` also gives the table's columns the model's
     types (`retype`), as dbt-core's `alter_column_type` does: their stored values are cast, in the
-    same rewrite as a dropped column."""
+    same rewrite as a dropped column. `frame`: the model's rows, cast as the table stores them."""
     added, removed = _column_changes(source, target.current.schema)
     if spec.on_schema_change in ("ignore", "fail"):
         return target  # `fail` was checked before any cast (`_refuse_schema_drift`)
     drop = removed if spec.on_schema_change == "sync_all_columns" else []
     if not added and not drop and not retype:
         return target
-    if rows is not None:
-        # the columns the table keeps must take the rows before the schema change commits, so a
-        # value that fails does not cost two versions (the change, its undoing); rows written by
-        # Spark tasks fail in their write, and `undone_on_failure` undoes the change
+    if not _appends(spec):
+        # the model's rows are made already: the columns the table keeps must take them before the
+        # schema change commits, so a value that fails does not cost two versions (the change, its
+        # undoing); an append's rows fail in their write, and `undone_on_failure` undoes the change
         dropped = column_names(drop)
-        wanted = column_names(rows.column_names)
-        kept = pa.schema(
-            [
-                f.with_type(retype.get(f.name, f.type))
-                for f in target.current.schema
-                if f.name not in dropped and f.name in wanted
-            ]
-        )
-        merge.fitted(rows, kept)
+        wanted = column_names(frame.columns)
+        kept = [f.with_type(retype.get(f.name, f.type)) for f in target.current.schema]
+        refuse_unfit_rows(frame, pa.schema([f for f in kept if f.name not in dropped and f.name in wanted]))
     return schema_evolution.evolve(target, added, drop, properties, retype)
 
 
-def _merge(runtime: LancensRuntime, target: TableWrite, rows: pa.Table, spec: Spec, props: dict) -> int:
-    keep = _kept_columns(rows.column_names, spec)
-    if not spec.predicates and not keep and not _keys_spark_reads_otherwise(rows.schema, spec.unique_key):
-        return merge.upsert(target, rows, spec.unique_key, props)
-    # dbt's MERGE: a source row matches each target row with the same key that satisfies the
-    # predicates; that target row takes the source's values except in the columns not updated; the
-    # source rows matching none are inserted. Spark finds the pairs, as (source row, target address).
+def _merge(runtime: LancensRuntime, target: TableWrite, frame: DataFrame, spec: Spec, props: dict) -> int:
+    """dbt's MERGE: a model row matches each table row with the same key that satisfies the
+    predicates; that table row takes the model's values except in the columns not updated; the
+    model's rows matching none are inserted. Spark pairs each model row with the address of the
+    row it replaces (NULL: inserted); the kept columns are taken from Lance by the writing tasks."""
+    keep = _kept_columns(frame.columns, spec)
     on = " AND ".join([_key_match(spec.unique_key)] + [f"({predicate})" for predicate in spec.predicates])
-    numbered = rows.append_column(_SOURCE_ROW, pa.array(range(rows.num_rows), pa.int64()))
     # without predicates only the key is read from the table (no column pruning in a Python source)
-    read = None if spec.predicates else _key_names(rows, spec.unique_key)
-    with addressed_view(target, read) as dest:
-        (pairs,) = query_rows(
-            runtime,
-            numbered,
-            lambda source: (
-                f"SELECT DBT_INTERNAL_SOURCE.{_SOURCE_ROW}, DBT_INTERNAL_DEST.{ROW_ADDRESS} "
-                f"FROM {source} AS DBT_INTERNAL_SOURCE JOIN {dest} AS DBT_INTERNAL_DEST ON {on}"
-            ),
+    read = None if spec.predicates else _key_names(frame.columns, spec.unique_key)
+    with frame_view(runtime, frame) as source, addressed_view(target, read) as dest:
+        paired = merge.made_once(
+            runtime.sql(
+                f"SELECT DBT_INTERNAL_SOURCE.*, DBT_INTERNAL_DEST.{ROW_ADDRESS} AS {merge.STORED_AT} "
+                f"FROM {source} AS DBT_INTERNAL_SOURCE LEFT JOIN {dest} AS DBT_INTERNAL_DEST ON {on}"
+            )
         )
-    addresses = pairs.column(ROW_ADDRESS)
-    _refuse_ambiguous_matches(addresses, spec.unique_key, target)
-    updated = rows.take(pairs.column(_SOURCE_ROW))
-    if keep:
-        kept = [name for name in rows.column_names if name in keep]  # as the table spells them
-        updated = _with_stored(updated, target.current, addresses, kept)
-    inserted = rows.filter(pc.invert(pc.is_in(numbered.column(_SOURCE_ROW), pairs.column(_SOURCE_ROW))))
-    return merge.replace(target, pa.concat_tables([updated, inserted]), props, addresses=addresses)
-
-
-def _with_stored(
-    rows: pa.Table, dataset: lance.LanceDataset, addresses: pa.ChunkedArray, columns: list[str]
-) -> pa.Table:
-    """`rows` (one per address) with `columns` replaced by the values stored at `addresses`, read by
-    Lance in their own types (a value that went through Spark could lose precision)."""
-    stored = merge.stored_rows(dataset, addresses, columns)
-    for name in columns:
-        position = rows.schema.get_field_index(name)
-        rows = rows.set_column(position, rows.schema.field(position), stored.column(name))
-    return rows
-
-
-def _refuse_ambiguous_matches(addresses: pa.ChunkedArray, keys: list[str], target: TableWrite) -> None:
-    """Fail when several rows of the model's result match one row of the table, as dbt's MERGE
-    does (the key-only path gets its refusal from Lance's merge-insert)."""
-    if merge.names_a_row_twice(addresses):
-        raise merge.ambiguous_match(target.table_id, keys)
+    stored_at = paired.select(merge.STORED_AT)
+    merge.refuse_matched_twice(stored_at, merge.ambiguous_match(target.table_id, spec.unique_key))
+    kept = tuple(name for name in frame.columns if name in keep)  # as the table spells them
+    return merge.replace_frame(
+        target,
+        paired if kept else paired.drop(merge.STORED_AT),
+        props,
+        doomed=stored_at.where(F.col(merge.STORED_AT).isNotNull()),
+        stored=StoredValues(merge.STORED_AT, kept) if kept else None,
+    )
 
 
 def _kept_columns(columns: list[str], spec: Spec) -> ColumnMap[str]:
@@ -352,44 +318,53 @@ def _kept_columns(columns: list[str], spec: Spec) -> ColumnMap[str]:
 
 
 def _delete_insert(
-    runtime: LancensRuntime, target: TableWrite, rows: pa.Table, spec: Spec, props: dict
+    runtime: LancensRuntime, target: TableWrite, frame: DataFrame, spec: Spec, props: dict
 ) -> int:
-    keys = _distinct(rows, spec.unique_key)
-    if not spec.predicates and not _keys_spark_reads_otherwise(rows.schema, spec.unique_key):
-        return merge.replace(target, rows, props, keys=keys)
-    # dbt deletes the target rows of the source's keys that satisfy the predicates (which see the
-    # target only), then inserts every source row; Spark names the rows to delete by address
+    """dbt deletes the table rows of the model's keys that satisfy the predicates (which see the
+    table only), then inserts every model row; Spark names the rows to delete by address."""
     where = " AND ".join(f"({predicate})" for predicate in spec.predicates or ["true"])
-    with addressed_view(target) as dest:
-        (doomed,) = query_rows(
-            runtime,
-            keys,
-            lambda source: (
-                f"SELECT DBT_INTERNAL_DEST.{ROW_ADDRESS} FROM {dest} AS DBT_INTERNAL_DEST "
-                f"LEFT SEMI JOIN {source} AS DBT_INTERNAL_SOURCE ON {_key_match(spec.unique_key)} "
-                f"WHERE {where}"
-            ),
+    read = None if spec.predicates else _key_names(frame.columns, spec.unique_key)
+    with frame_view(runtime, frame) as source, addressed_view(target, read) as dest:
+        doomed = runtime.sql(
+            f"SELECT DBT_INTERNAL_DEST.{ROW_ADDRESS} FROM {dest} AS DBT_INTERNAL_DEST "
+            f"LEFT SEMI JOIN {source} AS DBT_INTERNAL_SOURCE ON {_key_match(spec.unique_key)} "
+            f"WHERE {where}"
         )
-    return merge.replace(target, rows, props, addresses=doomed.column(ROW_ADDRESS))
+        return merge.replace_frame(target, frame, props, doomed=doomed)
 
 
 def _insert_overwrite(
-    runtime: LancensRuntime, target: TableWrite, rows: pa.Table, spec: Spec, props: dict
+    runtime: LancensRuntime, target: TableWrite, frame: DataFrame, spec: Spec, props: dict
 ) -> int:
+    """Without `partition_by` every row is replaced; with it, the rows of every partition the
+    model's rows fall in (Spark's grouping: NULL a partition of its own, -0.0 and 0.0 one, every
+    NaN one), found by a Spark join on the partition columns."""
     if not spec.partition_by:
-        return merge.overwrite(target, rows, props)
-    partitions = _distinct(rows, spec.partition_by)
-    return merge.replace(target, rows, props, addresses=_partition_rows(target.current, partitions))
+        return merge.overwrite_frame(target, frame, props)
+    partitions = _key_names(frame.columns, spec.partition_by)
+    same = " AND ".join(
+        f"DBT_INTERNAL_SOURCE.{quote(name)} <=> DBT_INTERNAL_DEST.{quote(name)}" for name in partitions
+    )
+    with frame_view(runtime, frame) as source, addressed_view(target, partitions) as dest:
+        doomed = runtime.sql(
+            f"SELECT DBT_INTERNAL_DEST.{ROW_ADDRESS} FROM {dest} AS DBT_INTERNAL_DEST "
+            f"LEFT SEMI JOIN {source} AS DBT_INTERNAL_SOURCE ON {same}"
+        )
+        return merge.replace_frame(target, frame, props, doomed=doomed)
 
 
-def _microbatch(runtime: LancensRuntime, target: TableWrite, rows: pa.Table, spec: Spec, props: dict) -> int:
+def _microbatch(
+    runtime: LancensRuntime, target: TableWrite, frame: DataFrame, spec: Spec, props: dict
+) -> int:
+    """The batch's window (and predicates) is a Lance filter: the stored rows in it are found by
+    a Lance scan of the filter's columns over the fragments whose range meets the window."""
     if not spec.event_time or not spec.batch_start or not spec.batch_end:
         raise ValueError("microbatch needs event_time and the batch bounds dbt passes to each batch")
     # Spark matches names in any case, Lance's filter only as the table spells them
     name = column_names(target.current.schema.names)[spec.event_time]
     window = TimeWindow(name, parse_window_bound(spec.batch_start), parse_window_bound(spec.batch_end))
     where = " AND ".join([window.lance_filter()] + [f"({predicate})" for predicate in spec.predicates])
-    return merge.replace(target, rows, props, where=where, window=window)
+    return merge.replace_frame(target, frame, props, where=where, window=window)
 
 
 _STRATEGY = {  # `append`, and the strategies without a key, are `merge.append` (`_appends`)
@@ -405,91 +380,7 @@ def _key_match(keys: list[str], source: str = "DBT_INTERNAL_SOURCE") -> str:
     return " AND ".join(f"{source}.{quote(k)} = DBT_INTERNAL_DEST.{quote(k)}" for k in keys)
 
 
-def _partition_rows(dataset: lance.LanceDataset, partitions: pa.Table) -> pa.Array:
-    """The addresses of the rows in any of `partitions` (one row per partition, columns named as
-    the table names them). Values are compared in Arrow in the table's own types, grouped as Spark
-    groups them (`_grouping`), NULL as a partition of its own (Spark's default partition)."""
-    names = partitions.column_names
-    values = [pc.unique(_grouping(partitions.column(name))) for name in names]
-    codes = [f"__lancens_code_{position}" for position in range(len(names))]
-
-    def coded(table: pa.Table) -> pa.Table:
-        columns = [
-            pc.index_in(_grouping(table.column(name)), value_set=value_set, skip_nulls=False)
-            for name, value_set in zip(names, values, strict=True)
-        ]
-        return pa.table(columns, names=codes)
-
-    wanted = coded(partitions)
-    found = []
-    scanner = dataset.scanner(columns=names, with_row_address=True, scan_in_order=False)
-    for chunk in _chunks(scanner.to_batches(), _ROWS_PER_CHUNK):
-        candidates = coded(chunk).append_column(ROW_ADDRESS, chunk.column(ROW_ADDRESS))
-        found.append(candidates.drop_null().join(wanted, codes, join_type="left semi").column(ROW_ADDRESS))
-    return pa.chunked_array([piece for column in found for piece in column.chunks], pa.uint64())
-
-
-_ROWS_PER_CHUNK = 1 << 20
-
-
-def _chunks(batches: Iterator[pa.RecordBatch], rows: int) -> Iterator[pa.Table]:
-    """`batches` gathered into tables of at least `rows` rows (the last may be smaller): a table of
-    many small fragments yields one small batch per fragment, each costing a round of Arrow calls."""
-    gathered: list[pa.RecordBatch] = []
-    count = 0
-    for batch in batches:
-        gathered.append(batch)
-        count += batch.num_rows
-        if count >= rows:
-            yield pa.Table.from_batches(gathered)
-            gathered, count = [], 0
-    if gathered:
-        yield pa.Table.from_batches(gathered)
-
-
-def _grouping(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
-    """A partition column's values as Spark groups them, in a type Arrow's hash kernels take:
-    dictionaries and view types decoded, float16 widened, -0.0 as 0.0 and every NaN one NaN."""
-    kind = column.type
-    if pa.types.is_dictionary(kind):
-        return _grouping(column.cast(kind.value_type))
-    if pa.types.is_string_view(kind):
-        return column.cast(pa.large_string())
-    if pa.types.is_binary_view(kind):
-        return column.cast(pa.large_binary())
-    if pa.types.is_float16(kind):
-        return _grouping(column.cast(pa.float32()))
-    if not pa.types.is_floating(kind):
-        return column
-    normalised = pc.add(column, pa.scalar(0, kind))
-    return pc.if_else(pc.is_nan(normalised), pa.scalar(float("nan"), kind), normalised)
-
-
-def _keys_spark_reads_otherwise(schema: pa.Schema, keys: list[str]) -> bool:
-    """Whether a key column holds values Lance's key match compares otherwise than Spark's join
-    (dbt-spark's MERGE ON): floating point (-0.0 and 0.0 are two keys to Lance, one to Spark),
-    timestamps in a unit other than microseconds (Spark reads them truncated to microseconds) and
-    date64 (Spark drops its time of day). Such keys are matched by Spark."""
-    by_name = column_names(schema.names)
-    for key in keys:
-        kind = schema.field(by_name.get(key, key)).type
-        if pa.types.is_dictionary(kind):
-            kind = kind.value_type
-        if pa.types.is_floating(kind) or pa.types.is_date64(kind):
-            return True
-        if pa.types.is_timestamp(kind) and kind.unit != "us":
-            return True
-    return False
-
-
-def _key_names(rows: pa.Table, columns: list[str]) -> list[str]:
-    """`columns` as `rows` spells them."""
-    by_name = column_names(rows.column_names)
-    return [by_name.get(c, c) for c in columns]
-
-
-def _distinct(rows: pa.Table, columns: list[str]) -> pa.Table:
-    """The distinct values of `columns` (named as the table names them). Dictionary columns get one
-    dictionary first: Arrow's grouping cannot unify the chunks' own ones."""
-    names = _key_names(rows, columns)
-    return rows.select(names).unify_dictionaries().group_by(names).aggregate([])
+def _key_names(columns: list[str], names: list[str]) -> list[str]:
+    """`names` as `columns` (the table's, as the fitted frame spells them) spell them."""
+    by_name = column_names(columns)
+    return [by_name.get(name, name) for name in names]

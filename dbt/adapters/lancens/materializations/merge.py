@@ -1,33 +1,33 @@
 """Row-level changes to an existing Lance table, each committed as ONE version through the engine.
 
-Every incremental strategy and snapshot reduces to one of four changes, all made with pylance
-without committing (merge-insert's `execute_uncommitted`, fragment deletion vectors, and
-`write_fragments`) and then committed once through `namespace.commit_table`, so versions,
-provenance and table version management stay in the engine's one commit path:
+Every incremental strategy and snapshot reduces to one of three changes of the model's rows, which
+stay in Spark: Spark tasks write them as new fragments (`commits.writes.write_tasks`) and make the
+deletions per fragment (`spark.row_changes.delete_with_tasks`), and the driver commits the
+fragments' metadata once through `TableWrite.commit`, so versions, provenance and table version
+management stay in the engine's one commit path and readers see the version before or after:
 
-* `append`: new fragments, written by Spark tasks from the model's frame (no row reaches the
-  driver); the other changes take Arrow rows.
-* `upsert`: rows whose key matches replace the matching rows (merge-insert on the key), the
-  others are inserted.
-* `overwrite`: every row replaced (`insert_overwrite` without partitions).
-* `replace`: rows matching a key set (merge-insert's `when_matched_delete`), a Lance SQL filter, or
-  named by their row addresses are deleted (deletion vectors, no rewrite of untouched rows) and
-  `rows` appended, in one `Update`.
+* `append`: new fragments only (an `Append`).
+* `overwrite_frame`: every row replaced (`insert_overwrite` without partitions; an `Overwrite`).
+* `replace_frame`: rows named by their row addresses (a Spark join found them) or matching a Lance
+  SQL filter (a microbatch window) are deleted (deletion files, no rewrite of untouched rows) and
+  the frame's rows added, in one `Update`.
 
-The target is a `TableWrite` (commits/table_write.py): during an atomic-publish run the same
-operation is staged instead of committed, and readers outside the run keep the published version
-until the run's end.
+`overwrite` replaces the rows with an Arrow table (`TRUNCATE TABLE`'s none). The target is a
+`TableWrite` (commits/table_write.py): during an atomic-publish run the same operation is staged
+instead of committed, and readers outside the run keep the published version until the run's end.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import lance
 import pyarrow as pa
 import pyarrow.compute as pc
 from dbt_common.exceptions import DbtRuntimeError
 from lance.fragment import FragmentMetadata
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -36,8 +36,12 @@ from dbt.adapters.lancens.commits.table_write import TableWrite
 from dbt.adapters.lancens.runtime.fragment_bounds import TimeWindow
 from dbt.adapters.lancens.spark.column_names import column_names
 from dbt.adapters.lancens.spark.options import ROW_ADDRESS
+from dbt.adapters.lancens.spark.row_changes import StoredValues, delete_with_tasks
 from dbt.adapters.lancens.spark.types import aligned, to_spark_type
 from dbt.adapters.lancens.text.quoting import quote
+
+STORED_AT = "__lancens_stored_at"
+"""The column of a written row that holds the address of the stored row it replaces (NULL: none)."""
 
 
 def fitted(rows: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -56,19 +60,27 @@ def fitted(rows: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def fitted_frame(frame: DataFrame, schema: pa.Schema) -> DataFrame:
+def fitted_frame(frame: DataFrame, schema: pa.Schema, carried: Sequence[str] = ()) -> DataFrame:
     """`frame` with exactly the table's columns, in its order and spelled as it spells them, a
-    column the frame lacks as typed NULLs: `fitted` planned in Spark, for rows that never reach
-    the driver. The types are left to the writing tasks' `spark.types.conform`, whose Arrow cast
-    is `fitted`'s (safe: a value the table's type cannot hold fails the write), except that a date
-    or timestamp cast is unchecked there, as for every Spark write of a table."""
+    column the frame lacks as typed NULLs (then the `carried` columns of `frame`, which the writing
+    tasks read but do not store): `fitted` planned in Spark, for rows that never reach the
+    driver. The types are left to the writing tasks' `spark.types.conform`, whose Arrow cast is
+    `fitted`'s (safe: a value the table's type cannot hold fails the write), except that a date or
+    timestamp cast is unchecked there, as for every Spark write of a table."""
     by_name = column_names(frame.columns)
     columns = []
     for field in schema:
         source = by_name.get(field.name)
         value = F.col(quote(source)) if source is not None else F.lit(None).cast(to_spark_type(field.type))
         columns.append(value.alias(field.name))
-    return frame.select(*columns)
+    return frame.select(*columns, *(F.col(quote(name)) for name in carried))
+
+
+def made_once(frame: DataFrame) -> DataFrame:
+    """`frame`'s rows, made now and kept by Spark's executors on disk for the steps that read them
+    again (joins, writing tasks, deletions): the query runs once, and the driver's memory is not
+    theirs to fill."""
+    return frame.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
 
 
 def append(target: TableWrite, frame: DataFrame, properties: dict[str, str]) -> tuple[int, int]:
@@ -81,118 +93,83 @@ def append(target: TableWrite, frame: DataFrame, properties: dict[str, str]) -> 
     return version, sum(fragment.physical_rows for fragment in fragments)
 
 
-def upsert(target: TableWrite, rows: pa.Table, on: list[str], properties: dict[str, str]) -> int:
-    """Replace the rows matching `rows` on `on` with them and insert the others (merge-insert's own
-    join decides); one commit."""
-    if not rows.num_rows:
-        return _commit_with(target, lance.LanceOperation.Update(), [], properties)
-    builder = target.current.merge_insert(on).when_matched_update_all().when_not_matched_insert_all()
+def overwrite(target: TableWrite, rows: pa.Table, properties: dict[str, str]) -> int:
+    """Replace every row with Arrow `rows` (the next version of the same table; history is kept)."""
+    fragments = _write(target, rows)
+    operation = lance.LanceOperation.Overwrite(target.current.schema, fragments)
+    return target.commit(operation, properties, written=fragments)
+
+
+def overwrite_frame(target: TableWrite, frame: DataFrame, properties: dict[str, str]) -> int:
+    """Replace every row with `frame`'s (`fitted_frame`), written by Spark tasks; one commit."""
+    schema = target.current.schema
+    fragments = writes.write_tasks(target, frame, schema, overwrite=True)
+    target.refuse_if_moved(fragments)
+    return target.commit(lance.LanceOperation.Overwrite(schema, fragments), properties, written=fragments)
+
+
+def replace_frame(
+    target: TableWrite,
+    frame: DataFrame,
+    properties: dict[str, str],
+    *,
+    doomed: DataFrame | None = None,
+    where: str | None = None,
+    window: TimeWindow | None = None,
+    stored: StoredValues | None = None,
+) -> int:
+    """Delete the rows at the row addresses `doomed` holds (a frame of one column, in the version the
+    write builds on), or those matching the Lance SQL filter `where`, and add `frame`'s rows
+    (`fitted_frame`); one commit of one `Update`. `window`: a time window `where` implies (a
+    microbatch batch's), so only fragments whose range of that column meets it are scanned
+    (runtime/fragment_bounds.py). `stored`: columns that rows with an address take from the table."""
+    fragments = writes.write_tasks(target, frame, target.current.schema, overwrite=False, stored=stored)
     try:
-        transaction, _ = builder.execute_uncommitted(fitted(rows, target.current.schema))
-    except OSError as exc:
-        if "Ambiguous merge inserts" in str(exc):
-            raise ambiguous_match(target.table_id, on) from None
+        target.refuse_if_moved()
+        if doomed is not None:
+            removed, updated = delete_with_tasks(doomed, target.current)
+            operation = lance.LanceOperation.Update(removed_fragment_ids=removed, updated_fragments=updated)
+        elif where is not None:
+            operation = _delete_where(target, where, window)
+        else:
+            operation = lance.LanceOperation.Update()
+        if window is not None:
+            _learn_written(target, frame, fragments, window)
+    except BaseException:
+        target.abandon(fragments)
         raise
-    return _commit_with(target, _update(transaction.operation), [], properties)
+    return _commit_with(target, operation, fragments, properties)
+
+
+def refuse_matched_twice(stored_at: DataFrame, error: DbtRuntimeError) -> None:
+    """Raise `error` when a stored row is matched more than once (`stored_at`: one column of row
+    addresses, NULL for none): two replacements of one row, which dbt's MERGE refuses. Counted by
+    Spark, which returns one number."""
+    (column,) = stored_at.columns
+    matched = stored_at.where(F.col(column).isNotNull()).groupBy(column).count()
+    if matched.where(F.col("count") > 1).limit(1).count():
+        raise error
 
 
 def ambiguous_match(table_id: list[str], keys: list[str]) -> DbtRuntimeError:
     """The error of a merge in which several of the model's rows match one row of the table, as
-    dbt's MERGE refuses it (Lance's own message names its source file, not the model's key)."""
+    dbt's MERGE refuses it."""
     return DbtRuntimeError(
         f"merge into {'.'.join(table_id)}: several rows of the model's result match the same row "
         f"of the table on unique_key ({', '.join(keys)}); deduplicate them per key"
     )
 
 
-def overwrite(target: TableWrite, rows: pa.Table, properties: dict[str, str]) -> int:
-    """Replace every row with `rows` (the next version of the same table; history is kept)."""
-    fragments = _write(target, rows)
-    operation = lance.LanceOperation.Overwrite(target.current.schema, fragments)
-    return target.commit(operation, properties, written=fragments)
-
-
-def replace(
-    target: TableWrite,
-    rows: pa.Table,
-    properties: dict[str, str],
-    *,
-    keys: pa.Table | None = None,
-    where: str | None = None,
-    window: TimeWindow | None = None,
-    addresses: pa.Array | pa.ChunkedArray | None = None,
-) -> int:
-    """Delete the rows whose `keys` columns match a row of `keys`, or that satisfy the Lance SQL filter
-    `where`, or whose row `addresses` (in the version the write builds on) are given, and append
-    `rows`; one commit. `window`: a time window `where` implies (a microbatch batch's), so only
-    fragments whose range of that column meets it are scanned (runtime/fragment_bounds.py)."""
-    operation = lance.LanceOperation.Update()
-    if addresses is not None:
-        operation = _delete_addresses(target.current, addresses)
-    elif keys is not None and keys.num_rows:
-        key_schema = pa.schema([target.current.schema.field(name) for name in keys.column_names])
-        transaction, _ = (
-            target.current.merge_insert(keys.column_names)
-            .when_matched_delete()
-            .execute_uncommitted(fitted(keys, key_schema))
-        )
-        operation = _update(transaction.operation)
-    elif where is not None:
-        operation = _delete_where(target, where, window)
-    written = _write(target, rows)
-    if window is not None:
-        target.runtime.fragment_bounds.learn_written(
-            target.location, target.current, written, rows, window.column
-        )
-    return _commit_with(target, operation, written, properties)
-
-
-def names_a_row_twice(addresses: pa.Array | pa.ChunkedArray) -> bool:
-    """Whether `addresses` (rows a change replaces) repeat one: two replacements of one row, which
-    dbt's MERGE refuses (one delete would leave both inserted)."""
-    return len(pc.unique(addresses)) < len(addresses)
-
-
-def stored_rows(
-    dataset: lance.LanceDataset, addresses: pa.Array | pa.ChunkedArray, columns: list[str]
-) -> pa.Table:
-    """The values of `columns` stored at row `addresses` of `dataset`, one row per address in
-    order, read by Lance in the table's own types. Only the fragments named are scanned."""
-    if not len(addresses):
-        return dataset.schema.empty_table().select(columns)
-    addresses = addresses.cast(pa.uint64())
-    touched = set(pc.unique(pc.shift_right(addresses, 32)).to_pylist())
-    stored = dataset.scanner(
-        columns=columns,
-        filter=f"{ROW_ADDRESS} IN ({', '.join(map(str, pc.unique(addresses).to_pylist()))})",
-        with_row_address=True,
-        fragments=[fragment for fragment in dataset.get_fragments() if fragment.fragment_id in touched],
-    ).to_table()
-    return stored.take(pc.index_in(addresses, value_set=stored.column(ROW_ADDRESS))).select(columns)
-
-
-def _update(operation: lance.LanceOperation.BaseOperation) -> lance.LanceOperation.Update:
-    """Merge-insert's uncommitted operation, which new fragments join (always an `Update`)."""
-    if not isinstance(operation, lance.LanceOperation.Update):
-        raise TypeError(f"Lance merge-insert returned a {type(operation).__name__}, not an Update")
-    return operation
-
-
-def _delete_addresses(
-    dataset: lance.LanceDataset, addresses: pa.Array | pa.ChunkedArray
-) -> lance.LanceOperation.Update:
-    """Deletion vectors for the rows at `addresses` (fragment id << 32 | offset). Only the
-    fragments named are touched, each with one delete of its own addresses."""
-    unique = pc.unique(addresses.cast(pa.uint64()))
-    by_fragment = pa.table({"fragment": pc.shift_right(unique, 32), "address": unique})
-    grouped = by_fragment.group_by("fragment").aggregate([("address", "list")])
-    chosen = zip(
-        grouped.column("fragment").to_pylist(), grouped.column("address_list").to_pylist(), strict=True
-    )
-    return _delete_in(
-        dataset,
-        {fragment_id: f"{ROW_ADDRESS} IN ({', '.join(map(str, rows))})" for fragment_id, rows in chosen},
-    )
+def _learn_written(
+    target: TableWrite, frame: DataFrame, fragments: list[FragmentMetadata], window: TimeWindow
+) -> None:
+    """Keep the range of `window`'s column over the rows just written, for the next batch's scan;
+    Spark computes the minimum and maximum (one row comes back)."""
+    field = target.current.schema.field(window.column)
+    low, high = frame.agg(F.min(quote(window.column)), F.max(quote(window.column))).toArrow().columns
+    bounds = pa.table({window.column: pa.concat_arrays([*low.chunks, *high.chunks]).cast(field.type)})
+    bounds_kept = target.runtime.fragment_bounds
+    bounds_kept.learn_written(target.location, target.current, fragments, bounds, window.column)
 
 
 def _delete_where(target: TableWrite, where: str, window: TimeWindow | None) -> lance.LanceOperation.Update:
@@ -238,12 +215,10 @@ def _commit_with(
     fragments: list[FragmentMetadata],
     properties: dict[str, str],
 ) -> int:
-    """Commit the `Update` also adding `fragments` (both computed against the same read version).
-
-    The operation's own new fragments (rows merge-insert rewrote) and `fragments` are the files
-    this change wrote; they are deleted if the commit does not land."""
-    written = [*operation.new_fragments, *fragments]
-    return target.commit(dataclasses.replace(operation, new_fragments=written), properties, written=written)
+    """Commit the `Update` also adding `fragments` (both computed against the same read version),
+    the files this change wrote; they are deleted if the commit does not land."""
+    operation = dataclasses.replace(operation, new_fragments=fragments)
+    return target.commit(operation, properties, written=fragments)
 
 
 def _write(target: TableWrite, rows: pa.Table) -> list[FragmentMetadata]:

@@ -4,9 +4,10 @@ dbt-core's `snapshot_staging_table` SQL (run in Spark) already says, per row, wh
 `insert` rows are new record versions, `update`/`delete` rows close the current version (they
 carry its `dbt_scd_id` and the new `dbt_valid_to`). That is dbt's `snapshot_merge_sql` on the scd
 id; here Spark names the current records to close by their Lance row address, with their new
-`dbt_valid_to`. The closed records are those rows as Lance stores them with `dbt_valid_to` set;
-they replace the old rows (deleted by address) and are committed with the inserts as one `Update`
-(see merge.py).
+`dbt_valid_to`. The staging rows are made once and kept by Spark's executors; the closed records
+are written by Spark tasks as Lance stores them (the writing task takes every column but
+`dbt_valid_to` from the stored row), replace the old rows (deleted per fragment by tasks) and are
+committed with the inserts as one `Update` (see merge.py). No row reaches the driver.
 """
 
 from __future__ import annotations
@@ -14,14 +15,17 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
-from dbt_common.exceptions import DbtRuntimeError
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write, version_read
 from dbt.adapters.lancens.materializations import index_run, merge, schema_evolution
-from dbt.adapters.lancens.materializations.source_view import addressed_view, query_rows
+from dbt.adapters.lancens.materializations.source_view import addressed_view, frame_view
 from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.column_names import column_names, fold
 from dbt.adapters.lancens.spark.options import ROW_ADDRESS
+from dbt.adapters.lancens.spark.row_changes import StoredValues
+from dbt.adapters.lancens.spark.types import spark_arrow_schema
 from dbt.adapters.lancens.text.quoting import quote
 
 # Columns of dbt's staging query that are not snapshot columns.
@@ -45,14 +49,15 @@ def merge_staging(
     `empty` (`dbt build --empty`): the sources read no rows, so dbt's staging query would close
     every current record under `hard_deletes`; the snapshot only gains the query's new columns."""
     seen = version_read(runtime, table_id)
-    staging = runtime.sql(staging_sql, pushdown=True).toArrow()  # reads the snapshot itself
-    index_run.check_staged_columns(runtime, table_id, staging.schema, raw_indexes)
+    staging = merge.made_once(runtime.sql(staging_sql, pushdown=True))  # reads the snapshot itself
+    staged = spark_arrow_schema(staging.schema)
+    index_run.check_staged_columns(runtime, table_id, staged, raw_indexes)
     target = open_write(runtime, table_id, must_exist=True)
     target.refuse_if_moved_since(seen)
     known = column_names(target.current.schema.names)
     added = [
         field
-        for field in staging.schema
+        for field in staged
         if field.name not in known
         and not fold(field.name).startswith(_STAGING_ONLY)
         and not pa.types.is_null(field.type)
@@ -72,42 +77,49 @@ def merge_staging(
 def _apply_staging(
     runtime: LancensRuntime,
     target: TableWrite,
-    staging: pa.Table,
+    staging: DataFrame,
     columns: dict[str, str],
     properties: dict[str, str],
 ) -> tuple[int, int]:
     """Close the records the staging rows update or delete, insert its new ones; one commit."""
-    table_id = target.table_id
+    schema = target.current.schema
+    valid_to_name = column_names(schema.names)[columns["dbt_valid_to"]]
     scd_id, valid_to = quote(columns["dbt_scd_id"]), quote(columns["dbt_valid_to"])
     current = f"DBT_INTERNAL_DEST.{valid_to} IS NULL"
     if columns.get("valid_to_current"):
         current = f"({current} OR DBT_INTERNAL_DEST.{valid_to} = {columns['valid_to_current']})"
-    with addressed_view(target, [columns["dbt_scd_id"], columns["dbt_valid_to"]]) as dest:
-        closing, inserted = query_rows(
-            runtime,
-            staging,
-            lambda source: (
-                f"SELECT DBT_INTERNAL_DEST.{ROW_ADDRESS}, DBT_INTERNAL_SOURCE.{valid_to} "
-                f"FROM {dest} AS DBT_INTERNAL_DEST JOIN {source} AS DBT_INTERNAL_SOURCE "
-                f"ON DBT_INTERNAL_SOURCE.{scd_id} = DBT_INTERNAL_DEST.{scd_id} "
-                f"WHERE {current} AND DBT_INTERNAL_SOURCE.dbt_change_type IN ('update', 'delete')"
-            ),
-            lambda source: (
-                f"SELECT * FROM {source} AS DBT_INTERNAL_SOURCE LEFT ANTI JOIN {dest} AS "
-                f"DBT_INTERNAL_DEST ON DBT_INTERNAL_SOURCE.{scd_id} = DBT_INTERNAL_DEST.{scd_id} "
-                "WHERE DBT_INTERNAL_SOURCE.dbt_change_type = 'insert'"
-            ),
+    with (
+        frame_view(runtime, staging) as source,
+        addressed_view(target, [columns["dbt_scd_id"], columns["dbt_valid_to"]]) as dest,
+    ):
+        closing = runtime.sql(
+            f"SELECT DBT_INTERNAL_DEST.{ROW_ADDRESS} AS {merge.STORED_AT}, "
+            f"DBT_INTERNAL_SOURCE.{valid_to} AS {quote(valid_to_name)} "
+            f"FROM {dest} AS DBT_INTERNAL_DEST JOIN {source} AS DBT_INTERNAL_SOURCE "
+            f"ON DBT_INTERNAL_SOURCE.{scd_id} = DBT_INTERNAL_DEST.{scd_id} "
+            f"WHERE {current} AND DBT_INTERNAL_SOURCE.dbt_change_type IN ('update', 'delete')"
         )
-    addresses = closing.column(ROW_ADDRESS)
-    if merge.names_a_row_twice(addresses):
-        raise DbtRuntimeError(
-            f"snapshot {'.'.join(table_id)}: several staging rows close the same record "
-            f"({columns['dbt_scd_id']} repeated); the snapshot's unique_key is not unique in its source"
+        inserted = runtime.sql(
+            f"SELECT *, CAST(NULL AS BIGINT) AS {merge.STORED_AT} FROM {source} AS DBT_INTERNAL_SOURCE "
+            f"LEFT ANTI JOIN {dest} AS DBT_INTERNAL_DEST "
+            f"ON DBT_INTERNAL_SOURCE.{scd_id} = DBT_INTERNAL_DEST.{scd_id} "
+            "WHERE DBT_INTERNAL_SOURCE.dbt_change_type = 'insert'"
         )
-    schema = target.current.schema
-    closed = merge.stored_rows(target.current, addresses, schema.names)
-    ends = schema.get_field_index(column_names(schema.names)[columns["dbt_valid_to"]])
-    closed = closed.set_column(ends, schema.field(ends), closing.column(1).cast(schema.field(ends).type))
-    changes = pa.concat_tables([merge.fitted(closed, schema), merge.fitted(inserted, schema)])
-    version = merge.replace(target, changes, properties, addresses=addresses)
-    return version, closed.num_rows + inserted.num_rows
+        # the closed records (every column but dbt_valid_to taken from the stored row), in the
+        # order they were stored (a scan without ORDER BY lists them as before), then the new
+        # ones; made once: the writing tasks and the deletions read them
+        changes = merge.made_once(
+            merge.fitted_frame(closing.orderBy(merge.STORED_AT), schema, [merge.STORED_AT]).unionByName(
+                merge.fitted_frame(inserted, schema, [merge.STORED_AT])
+            )
+        )
+    stored_at = changes.select(merge.STORED_AT)
+    kept = tuple(name for name in schema.names if name != valid_to_name)
+    version = merge.replace_frame(
+        target,
+        changes,
+        properties,
+        doomed=stored_at.where(F.col(merge.STORED_AT).isNotNull()),
+        stored=StoredValues(merge.STORED_AT, kept),
+    )
+    return version, changes.count()

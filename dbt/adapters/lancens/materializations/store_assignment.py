@@ -15,8 +15,6 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
-from dbt.adapters.lancens.materializations.source_view import query_rows
-from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.column_names import ColumnMap
 from dbt.adapters.lancens.spark.types import to_spark_type
 from dbt.adapters.lancens.text.quoting import quote
@@ -26,24 +24,10 @@ _SAME_FAMILY = ((T.ByteType, T.ShortType, T.IntegerType, T.LongType), (T.FloatTy
 _TIMES = (T.DateType, T.TimestampType, T.TimestampNTZType)
 
 
-def cast_as_spark_stores(runtime: LancensRuntime, rows: pa.Table, schema: pa.Schema) -> pa.Table:
-    """`rows` with each column that lands in a column of `schema` of another Spark type cast to
-    that type by Spark where Spark's INSERT would cast it; unchanged, without a Spark query, when
-    there is no such column."""
-    casts = _casts(rows.schema, schema)
-    if not casts:
-        return rows
-    select = ", ".join(_cast(name, kind) for name, kind in casts.items())
-    # only the columns to cast go to Spark and back (a vector column would double the driver's copy)
-    (cast,) = query_rows(runtime, rows.select(list(casts)), lambda source: f"SELECT {select} FROM {source}")
-    for name in casts:
-        rows = rows.set_column(rows.schema.get_field_index(name), name, cast.column(name))
-    return rows
-
-
 def cast_frame(frame: DataFrame, source: pa.Schema, schema: pa.Schema) -> DataFrame:
-    """`frame` (whose rows Arrow holds as `source`) with the same casts as `cast_as_spark_stores`,
-    planned on the frame itself: for rows written by Spark tasks, which never reach the driver."""
+    """`frame` (whose rows Arrow holds as `source`) with each column that lands in a column of
+    `schema` of another Spark type cast to that type where Spark's INSERT would cast it, planned on
+    the frame itself (the rows never reach the driver); unchanged when there is no such column."""
     casts = _casts(source, schema)
     if not casts:
         return frame

@@ -23,6 +23,7 @@
   {% set strategy_macro = strategy_dispatch(strategy_name) %}
   {% set strategy = strategy_macro(model, "snapshotted_data", "source_data", model['config'], target_relation_exists) %}
 
+  {% do lancens_refuse_repeated_snapshot_keys(strategy.unique_key, model['compiled_code']) %}
   {% if not target_relation_exists %}
     {% set build_sql = build_snapshot_table(strategy, model['compiled_code']) %}
     {%- do write(lancens_sql_header_text() ~ 'create or replace table ' ~ target_relation ~ ' using lance as\n' ~ build_sql) -%}
@@ -47,3 +48,28 @@
 
   {{ return({'relations': [target_relation]}) }}
 {% endmaterialization %}
+
+
+{#-- dbt requires a snapshot's unique_key to be unique in its query. A first run that stored a
+     repeated key would hold two current records for it, silently; a later run would insert or
+     close records twice. So every run first has Spark group the query's rows by the key and
+     return at most five repeated keys, which the error names; nothing is written. --#}
+{% macro lancens_refuse_repeated_snapshot_keys(unique_key, sql) %}
+  {%- set keys = unique_key if unique_key is not string else [unique_key] -%}
+  {%- set repeated = run_query(
+        'select ' ~ keys | join(', ') ~ ', count(*) as dbt_lancens_rows from (
+' ~ sql ~ '
+) dbt_lancens_source '
+        ~ 'group by ' ~ keys | join(', ') ~ ' having count(*) > 1 limit 5') -%}
+  {%- if repeated.rows | length > 0 -%}
+    {%- set found = [] -%}
+    {%- for row in repeated.rows -%}
+      {%- do found.append('(' ~ row.values()[:-1] | join(', ') ~ '): ' ~ row.values()[-1] ~ ' rows') -%}
+    {%- endfor -%}
+    {{ exceptions.raise_compiler_error(
+         'snapshot ' ~ model.name ~ ': unique_key (' ~ keys | join(', ') ~ ') is not unique in the '
+         ~ "snapshot's query, so it would store several current records for one key; "
+         ~ 'repeated keys (at most five shown): ' ~ found | join('; ')
+         ~ '. Deduplicate the query or choose a unique key; nothing was written') }}
+  {%- endif -%}
+{% endmacro %}
