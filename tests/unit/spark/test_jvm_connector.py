@@ -154,6 +154,12 @@ def test_a_table_lance_core_cannot_read_takes_the_python_source(spark: SparkSess
     _mixed_file_versions(mixed)
     assert jvm_connector.unreadable(spark, readable, None, {}) is None
     assert "256" in (jvm_connector.unreadable(spark, mixed, None, {}) or "")
+    unstable = str(tmp_path / "format_2_3.lance")  # lance-core 7 opens it, then aborts the JVM reading it
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lance.write_dataset(pa.table({"id": [1, 2]}), unstable, data_storage_version="2.3")
+    reason = jvm_connector.unreadable(spark, unstable, None, {}) or ""
+    assert "data-file version 2.3 is newer than 2.2" in reason
     catalog = SessionCatalog(spark, spark.sql, {}, "unused:hook", lambda _: {}, jvm_reads=True)
     for name, uri in (("readable", readable), ("mixed", mixed)):
         assert catalog.register_table(["jvm_skew", name], uri, schema=lance.dataset(uri).schema)
