@@ -45,9 +45,17 @@ def build_connector(project_root: Path) -> bool:
     if result.returncode != 0:
         return _fail(f"`{' '.join(command)}` failed:\n{result.stdout[-4000:]}{result.stderr[-4000:]}")
     target.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(module / "target" / CLASSPATH_FILE, target / CLASSPATH_FILE)
-    shutil.copyfile(module / "target" / CONNECTOR_JAR, target / CONNECTOR_JAR)
+    for name in (CLASSPATH_FILE, CONNECTOR_JAR):
+        _replace(module / "target" / name, target / name)
     return True
+
+
+def _replace(source: Path, destination: Path) -> None:
+    """Copy under a temporary name, then rename over `destination`: a JVM that has the old jar open
+    keeps reading its file (rewriting it in place broke a running Spark: ClassNotFoundException)."""
+    staged = destination.with_name(f".{destination.name}.partial")
+    shutil.copyfile(source, staged)
+    os.replace(staged, destination)
 
 
 def _up_to_date(module: Path, target: Path) -> bool:
