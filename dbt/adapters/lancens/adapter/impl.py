@@ -48,11 +48,13 @@ from dbt.adapters.lancens.materializations import (
     snapshots,
 )
 from dbt.adapters.lancens.metadata import (
+    branches,
     catalog,
     debug,
     docs,
     history,
     maintenance,
+    promotion,
     registration,
     relations,
     schemas,
@@ -489,6 +491,27 @@ class LancensAdapter(SparkAdapter):
         with self.connections.exception_handler(f"restore_table {relation} {version}"):
             number = tags.version_of(self.runtime.namespace, table, version)
             return history.restore_version(self.runtime, table, number, _provenance(provenance))
+
+    # -- branches (a branch target: runtime/branch_landing.py) -------------------------------------
+    @available
+    def promote_branch(self, branch: str, provenance: dict[str, Any] | None = None) -> dict[str, int]:
+        """Every table the branch changed becomes main's next version (metadata/promotion.py)."""
+        with self.connections.exception_handler(f"promote_branch {branch}"):
+            return promotion.promote(self.runtime.namespace, branch, _provenance(provenance))
+
+    @available
+    def list_branches(self) -> list[dict[str, Any]]:
+        with self.connections.exception_handler("list_branches"):
+            return branches.list_branches(self.runtime.namespace)
+
+    @available
+    def format_branches(self, rows: list[dict[str, Any]]) -> str:
+        return branches.format_branches(rows)
+
+    @available
+    def delete_branch(self, branch: str) -> list[str]:
+        with self.connections.exception_handler(f"delete_branch {branch}"):
+            return branches.delete_branch(self.runtime.namespace, branch)
 
     @available
     def table_at_version(self, relation: LancensRelation | str, version: int | str) -> str:

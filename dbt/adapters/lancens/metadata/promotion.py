@@ -1,0 +1,253 @@
+"""Promoting a branch to main (`lancens.promote_branch`): every table the branch changed becomes
+main's next version with the branch's contents, and no data file is written or copied.
+
+Lance has no merge, so the rule is the simplest honest one: a table whose main moved after the
+branch was made (or whose branch was made from another branch) is refused, naming every such
+table, before anything is written; promote after rebuilding the branch from main's new versions.
+
+How a table is promoted: main's new version is one Lance commit of the branch's latest fragments
+(`Merge`, `Update` or `Overwrite`, whichever takes the branch's change as it is: `_kind`). The
+branch's manifest names main's directory as a base path (the files it inherited) and its own
+directory for what it wrote; on main the former are main's own files again and the latter are read
+through a base path main registers for the branch's directory (`add_bases`, a version of its own
+with main's rows unchanged, made before the promotion's commit). The branch therefore stays: main
+reads its files (`branch_files_in_use`; `lancens.delete_branch` refuses it).
+
+With table version management all tables land in ONE `__manifest` commit (the engine's staged
+commits and `publish`, the atomic-publish machinery), so a reader of main sees all of the promotion
+or none of it; without it they are committed one after another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import lance
+from lance.dataset import DatasetBasePath
+from lance.fragment import DataFile, DeletionFile, FragmentMetadata
+
+from dbt.adapters.lancens.metadata.engine_dataset import open_for_commits
+from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages, errors
+from dbt.adapters.lancens.namespace.branches import branch_location, validate_name
+from dbt.adapters.lancens.namespace.models import BranchInfo, TableInfo
+
+
+@dataclass(frozen=True)
+class BranchedTable:
+    """A table that has the branch: main's latest, the branch's latest and Lance's record of it."""
+
+    id: list[str]
+    main: TableInfo
+    branch: TableInfo
+    record: BranchInfo
+
+    @property
+    def main_version(self) -> int:
+        return _version(self.main)
+
+    @property
+    def branch_version(self) -> int:
+        return _version(self.branch)
+
+    @property
+    def name(self) -> str:
+        return ".".join(self.id)
+
+    @property
+    def changed(self) -> bool:
+        """Whether the branch has commits of its own (its first version has its source's number)."""
+        return self.branch.version != self.record.parent_version
+
+    @property
+    def main_moved(self) -> bool:
+        return self.record.parent_branch is not None or self.main.version != self.record.parent_version
+
+
+def _version(info: TableInfo) -> int:
+    """A branched table's version (a declared-only table has no branch, so there is one)."""
+    if info.version is None:
+        raise errors.TableVersionNotFoundError(f"table {'.'.join(info.id)} has no version")
+    return info.version
+
+
+def branched_tables(namespace: DirectoryNamespace, name: str) -> list[BranchedTable]:
+    """Every table of the root that has branch `name` (13 for a bad name)."""
+    validate_name(name, "branch")
+    found = []
+    for entry in namespace.list_objects():
+        if entry.object_type != "table":
+            continue
+        try:
+            branch = namespace.describe_table(entry.id, branch=name)
+        except (errors.TableBranchNotFoundError, errors.TableNotFoundError):
+            continue
+        record = next(b for b in all_pages(namespace.list_table_branches, entry.id) if b.name == name)
+        found.append(BranchedTable(list(entry.id), namespace.describe_table(entry.id), branch, record))
+    return found
+
+
+def promote(namespace: DirectoryNamespace, name: str, properties: dict[str, str]) -> dict[str, int]:
+    """Make every table branch `name` changed main's next version with the branch's rows; returns
+    table -> main's new version. 4 when no table has the branch; 14 naming the tables whose main
+    moved since the branch was made (nothing is written then)."""
+    tables = branched_tables(namespace, name)
+    if not tables:
+        raise errors.TableNotFoundError(f"no table has branch {name!r}: nothing to promote")
+    changed = [table for table in tables if table.changed]
+    moved = [table for table in changed if table.main_moved]
+    if moved:
+        listed = ", ".join(
+            f"{t.name} (branched from {t.record.parent_branch or 'main'} version {t.record.parent_version}, "
+            f"main now at {t.main.version})"
+            for t in moved
+        )
+        raise errors.ConcurrentModificationError(
+            f"branch {name!r} cannot be promoted: main moved after the branch was made for {listed}; "
+            "nothing was promoted (Lance has no merge): rebuild the branch from main's new versions "
+            "(a new branch name) and promote that"
+        )
+    operations = [(table, _promotion(namespace, table, properties)) for table in changed]
+    if namespace.version_management_enabled():
+        staged = [
+            namespace.stage_table_commit(table.id, operation, read_version, transaction_properties=properties)
+            for table, (operation, read_version) in operations
+        ]
+        return {".".join(key): version for key, version in namespace.publish(staged).items()}
+    return {
+        table.name: namespace.commit_table(
+            table.id, operation, read_version, transaction_properties=properties
+        )
+        for table, (operation, read_version) in operations
+    }
+
+
+def _promotion(
+    namespace: DirectoryNamespace, table: BranchedTable, properties: dict[str, str]
+) -> tuple[lance.LanceOperation.BaseOperation, int]:
+    """The operation that makes main hold the branch's fragments, and the main version it builds on
+    (after registering the branch's directory as a base path of main, when the branch wrote files)."""
+    main_location = table.main.location.rstrip("/")
+    own = table.branch.location.rstrip("/")
+    branch = namespace.dataset_at(table.branch.location, table.branch_version)
+    main_dataset = namespace.dataset_at(table.main.location, table.main_version)
+    kind = _kind(main_dataset, branch, table.name)  # refused before main gets a base path
+    inherited = {key for key, base in branch.base_paths().items() if _same(base.path, main_location)}
+    fragments = [fragment.metadata for fragment in branch.get_fragments()]
+    read_version = table.main_version
+    base_id = None
+    if any(_reads_own_files(fragment) for fragment in fragments):
+        base_id, read_version = _branch_base(namespace, table, own, properties)
+
+    def on_main(base: int | None) -> int | None:
+        if base is None:
+            return base_id
+        if base in inherited:
+            return None
+        raise errors.InvalidInputError(
+            f"table {table.name}: branch {table.branch.branch!r} reads files of base path {base}, which is "
+            "neither main's directory nor its own; it cannot be promoted"
+        )
+
+    remapped = [_remapped(fragment, on_main) for fragment in fragments]
+    return _operation(kind, main_dataset, branch, remapped), read_version
+
+
+def _kind(main: lance.LanceDataset, branch: lance.LanceDataset, name: str) -> str:
+    """Which Lance operation replaces main's fragments with the branch's without rewriting a file.
+
+    `Merge` (any schema change) must keep every fragment main has; `Update` (removed, changed and
+    new fragments) keeps the schema; `Overwrite` (fresh fragment ids) takes no deletion files. A
+    branch that both dropped main's fragments and changed the schema while deleting rows fits none:
+    13, naming the table."""
+    main_ids = {fragment.fragment_id for fragment in main.get_fragments()}
+    branch_fragments = [fragment.metadata for fragment in branch.get_fragments()]
+    if main_ids <= {fragment.id for fragment in branch_fragments}:
+        return "merge"
+    if branch.schema == main.schema:
+        return "update"
+    if all(fragment.deletion_file is None for fragment in branch_fragments):
+        return "overwrite"
+    raise errors.InvalidInputError(
+        f"table {name}: the branch changed the schema, dropped fragments of main and deleted rows; no "
+        "Lance operation promotes that without rewriting data: rebuild the table on the branch "
+        "(a full refresh) and promote again"
+    )
+
+
+def _operation(
+    kind: str, main: lance.LanceDataset, branch: lance.LanceDataset, fragments: list[FragmentMetadata]
+) -> lance.LanceOperation.BaseOperation:
+    """The `_kind` operation with `fragments` (the branch's, as main names their files)."""
+    if kind == "merge":
+        return lance.LanceOperation.Merge(fragments, branch.lance_schema)
+    if kind == "overwrite":
+        return lance.LanceOperation.Overwrite(branch.schema, fragments)
+    main_ids = {fragment.fragment_id for fragment in main.get_fragments()}
+    return lance.LanceOperation.Update(
+        removed_fragment_ids=sorted(main_ids - {fragment.id for fragment in fragments}),
+        updated_fragments=[fragment for fragment in fragments if fragment.id in main_ids],
+        new_fragments=[fragment for fragment in fragments if fragment.id not in main_ids],
+    )
+
+
+def _reads_own_files(fragment: FragmentMetadata) -> bool:
+    """Whether `fragment` has a file the branch wrote (no base path: the branch's own directory)."""
+    files: list[DataFile | DeletionFile] = list(fragment.files)
+    if fragment.deletion_file is not None:
+        files.append(fragment.deletion_file)
+    return any(f.base_id is None for f in files)
+
+
+def _branch_base(
+    namespace: DirectoryNamespace, table: BranchedTable, own: str, properties: dict[str, str]
+) -> tuple[int, int]:
+    """Main's base path for the branch's directory (registered now unless it is already), and main's
+    version after it."""
+    main = open_for_commits(namespace, table.id, properties)
+    for key, base in main.base_paths().items():
+        if _same(base.path, own):
+            return key, main.version
+    main.add_bases([DatasetBasePath(own, name=f"branch {table.branch.branch}", is_dataset_root=True)])
+    after = namespace.describe_table(table.id)
+    reopened = namespace.dataset_at(after.location, _version(after))
+    key = next(key for key, base in reopened.base_paths().items() if _same(base.path, own))
+    return key, _version(after)
+
+
+def _remapped(fragment: FragmentMetadata, on_main: Callable[[int | None], int | None]) -> FragmentMetadata:
+    """`fragment` with each file's base path as main names it."""
+    files = [
+        DataFile(
+            f.path,
+            f.fields,
+            f.column_indices,
+            f.file_major_version,
+            f.file_minor_version,
+            f.file_size_bytes,
+            on_main(f.base_id),
+        )
+        for f in fragment.files
+    ]
+    deletion = fragment.deletion_file
+    if deletion is not None:
+        deletion = DeletionFile(
+            deletion.read_version,
+            deletion.id,
+            deletion.file_type,
+            deletion.num_deleted_rows,
+            on_main(deletion.base_id),
+        )
+    return FragmentMetadata(fragment.id, files, fragment.physical_rows, deletion, fragment.row_id_meta)
+
+
+def _same(path: str, location: str) -> bool:
+    return path.rstrip("/") == location.rstrip("/")
+
+
+def branch_files_in_use(namespace: DirectoryNamespace, table_id: Sequence[str], name: str) -> bool:
+    """Whether main's latest version reads files of branch `name` (a promoted branch)."""
+    info = namespace.describe_table(list(table_id))
+    location = branch_location(info.location, name)
+    main = namespace.dataset_at(info.location, _version(info))
+    return any(_same(base.path, location) for base in main.base_paths().values())
