@@ -129,7 +129,11 @@ def apply(
         if spec.empty:
             return int(evolved.current.version), 0
         spec = _keep_absent_columns(spec, source, evolved.current.schema)
-        with schema_evolution.undone_on_failure(target, evolved, properties):
+        kept_types = _type_names(source, target.current.schema)
+        with (
+            schema_evolution.undone_on_failure(target, evolved, properties),
+            schema_evolution.kept_types_explained(kept_types, spec.on_schema_change),
+        ):
             fitted = merge.fitted_frame(frame, evolved.current.schema)
             if _appends(spec):
                 return merge.append(evolved, fitted, properties)
@@ -206,17 +210,9 @@ def _refuse_schema_drift(spec: Spec, source: pa.Schema, target: pa.Schema) -> No
     if spec.on_schema_change != "fail":
         return
     added, removed = _column_changes(source, target)
-    retyped = [
-        f"{name} ({_spark_type_name(target.field(name).type)} -> {_spark_type_name(kind)})"
-        for name, kind in _type_changes(source, target).items()
-    ]
+    retyped = _type_names(source, target)
     if added or removed or retyped:
-        raise SchemaChangeError(
-            "The source and target schemas on this incremental model are out of sync! "
-            f"New columns in the model: {[f.name for f in added]}; "
-            f"columns the model no longer has: {removed}; columns whose type changed: {retyped}. "
-            "Set on_schema_change to append_new_columns or sync_all_columns, or run with --full-refresh."
-        )
+        raise SchemaChangeError(schema_evolution.out_of_sync([f.name for f in added], removed, retyped))
 
 
 def _column_changes(source: pa.Schema, target: pa.Schema) -> tuple[list[pa.Field], list[str]]:
@@ -240,6 +236,14 @@ def _type_changes(source: pa.Schema, target: pa.Schema) -> dict[str, pa.DataType
         if column.name in current
         and not pa.types.is_null(column.type)
         and _spark_type_name(target.field(current[column.name]).type) != _spark_type_name(column.type)
+    }
+
+
+def _type_names(source: pa.Schema, target: pa.Schema) -> dict[str, tuple[str, str]]:
+    """`_type_changes` as (the table's type, the model's type) by their Spark names, for messages."""
+    return {
+        name: (_spark_type_name(target.field(name).type), _spark_type_name(kind))
+        for name, kind in _type_changes(source, target).items()
     }
 
 

@@ -25,12 +25,13 @@ from again, so a failed run leaves the table's columns and rows as they were.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import lance
 import pyarrow as pa
 from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
 from dbt.adapters.lancens.namespace import DirectoryNamespace
@@ -39,6 +40,54 @@ from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
 from dbt.adapters.lancens.spark.types import nullable_within, refuse_unreadable_names
 
 logger = AdapterLogger("lancens")
+
+
+def out_of_sync(added: Sequence[str], removed: Sequence[str], retyped: Mapping[str, tuple[str, str]]) -> str:
+    """`on_schema_change: fail`'s message: what differs (`retyped`: column -> (table's type, model's
+    type)), and the setting that takes it. `append_new_columns` only adds columns, so it is offered
+    only when the model only added some: a dropped column or a changed type needs `sync_all_columns`."""
+    changed = [f"{name} ({table} -> {model})" for name, (table, model) in retyped.items()]
+    if removed or retyped:
+        advice = (
+            "Set on_schema_change to sync_all_columns (append_new_columns only adds columns: it "
+            "neither drops a column nor changes a column's type), or run with --full-refresh."
+        )
+    else:
+        advice = "Set on_schema_change to append_new_columns or sync_all_columns, or run with --full-refresh."
+    return (
+        "The source and target schemas on this incremental model are out of sync! "
+        f"New columns in the model: {list(added)}; columns the model no longer has: {list(removed)}; "
+        f"columns whose type changed: {changed}. {advice}"
+    )
+
+
+@contextmanager
+def kept_types_explained(retyped: Mapping[str, tuple[str, str]], on_schema_change: str) -> Iterator[None]:
+    """Run a run's data step; if it fails because a column whose type the model changed cannot
+    hold the model's values, say so, with the setting that changes the column's type.
+
+    `ignore` and `append_new_columns` keep the table's types (`retyped`: column -> (table's type,
+    model's type)), so the model's values are cast to them, and one the table's type cannot hold
+    (`'two'` in an `int` column) fails the write, naming the column in a Python worker's traceback
+    but not why the type differs or what to do."""
+    try:
+        yield
+    except Exception as failure:
+        text = str(failure)
+        # the writing task's message for such a value (spark.types.conform): "column 'c': values of type ..."
+        unfit = [name for name in retyped if f"column {name!r}: values of type" in text]
+        if not unfit or on_schema_change == "sync_all_columns":
+            raise
+        detail = next((line.strip() for line in text.splitlines() if f"column {unfit[0]!r}:" in line), text)
+        columns = ", ".join(
+            f"{name} ({retyped[name][0]} in the table, {retyped[name][1]} in the model)" for name in unfit
+        )
+        raise DbtRuntimeError(
+            f"The model changed the type of column {columns}; on_schema_change {on_schema_change!r} keeps "
+            "the table's type, and the model's values do not fit it. Set on_schema_change to "
+            "sync_all_columns to give the column the model's type (its stored values are cast), or "
+            f"run with --full-refresh. ({detail})"
+        ) from failure
 
 
 def evolve(
