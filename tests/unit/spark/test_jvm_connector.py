@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 import subprocess
 import sys
 import textwrap
@@ -205,3 +206,23 @@ def test_a_plain_pyspark_job_reads_a_table_by_location(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert "ROWS 5" in done.stdout, done.stderr[-3000:]
+
+
+def test_an_insert_into_a_connector_table_lands_through_the_hook(spark: SparkSession, tmp_path: Path) -> None:
+    """A Spark INSERT INTO a table the connector reads goes to the Python source and its commit hook;
+    a pinned version refuses it."""
+    uri, note = str(tmp_path / "insert.lance"), tmp_path / "hook.json"
+    lance.write_dataset(pa.table({"id": pa.array(range(3), pa.int64())}), uri)
+    catalog = SessionCatalog(
+        spark, spark.sql, {}, "tests.unit.spark.hooks:record", lambda _: {"record": str(note)}, jvm_reads=True
+    )
+    assert catalog.register_table(["jvm_insert", "latest"], uri, schema=lance.dataset(uri).schema)
+    assert catalog.register_table(["jvm_insert", "pinned"], uri, version=1, schema=lance.dataset(uri).schema)
+    spark.sql("INSERT INTO jvm_insert.latest SELECT id + 10 AS id FROM jvm_insert.pinned")
+    assert json.loads(note.read_text())["operation"] == "Append"  # committed by the hook
+    assert sorted(lance.dataset(uri).to_table().column("id").to_pylist()) == [0, 1, 2, 10, 11, 12]
+    assert spark.sql("SELECT count(*) AS n FROM jvm_insert.latest").first().n == 6
+    assert spark.sql("SELECT count(*) AS n FROM jvm_insert.pinned").first().n == 3
+    with pytest.raises(Exception, match="(?i)pinned version|does not support|append"):
+        spark.sql("INSERT INTO jvm_insert.pinned SELECT 99 AS id")
+    assert lance.dataset(uri).count_rows() == 6

@@ -4,9 +4,9 @@ The namespace is the catalog of record; Spark's catalog is in memory and per pro
 runtime fills lazily (a relation when a query first needs it) and refreshes after each write.
 
 With the JVM connector chosen (`jvm_reads`, docs/jvm-connector.md), a table lance-core can read is
-created `USING` the connector's class instead, with the location, storage options and version as
-options; it reads only (a Spark `INSERT INTO` it is refused; the adapter's own writes never use
-one). A table lance-core cannot read (`jvm_connector.unreadable`) keeps the Python source, logged.
+created `USING` the connector's class instead, with the same options as below; a Spark `INSERT INTO`
+it is handed by the connector to the Python source, so it lands through the same hook. A table
+lance-core cannot read (`jvm_connector.unreadable`) keeps the Python source, logged.
 
 Otherwise tables are created `USING` a bound `lance` source (`spark.datasource.register_bound_source`:
 Spark 4.3 passes no options to Python data sources for catalog tables), which carries the location,
@@ -110,11 +110,11 @@ class SessionCatalog:
                     self._spark.catalog.refreshTable(name)  # cached again, lazily, from the new version
                 return True
         options = read_options(location, self._storage_options, version)
-        if jvm:
-            return self._create(table_id, jvm_connector.SOURCE_CLASS, schema, options, registration)
         if version is None:
             options["commit_hook"] = self._commit_hook
             options["commit_hook_args"] = json.dumps(self._commit_hook_args(table_id), sort_keys=True)
+        if jvm:
+            return self._create(table_id, jvm_connector.SOURCE_CLASS, schema, options, registration)
         return self._create(table_id, register_bound_source(self._spark, options), schema, {}, registration)
 
     def _jvm_can_read(self, table_id: Sequence[str], location: str, version: int | None) -> bool:

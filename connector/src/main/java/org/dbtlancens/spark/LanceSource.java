@@ -30,7 +30,7 @@ public final class LanceSource implements TableProvider, DataSourceRegister {
 
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
-    return new LanceTable(ReadTarget.parse(new CaseInsensitiveStringMap(properties)), schema);
+    return new LanceTable(ReadTarget.parse(new CaseInsensitiveStringMap(properties)), schema, properties);
   }
 
   @Override
