@@ -27,6 +27,7 @@ INC = """
 select {{ var('gen', 1) }} as gen
 """
 NEW = "{{ config(materialized='table', enabled=var('new', false)) }} select 1 as id"
+SWITCH = "{{ config(materialized=var('kind', 'view')) }} select 1 as id"
 
 
 def rows(location: str, column: str = "gen") -> list[int]:
@@ -63,7 +64,15 @@ class TestBranchTarget:
 
     @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
-        return {"a.sql": A, "b.sql": B, "other.sql": OTHER, "c.sql": C, "inc.sql": INC, "new_one.sql": NEW}
+        return {
+            "a.sql": A,
+            "b.sql": B,
+            "other.sql": OTHER,
+            "c.sql": C,
+            "inc.sql": INC,
+            "new_one.sql": NEW,
+            "switch.sql": SWITCH,
+        }
 
     def test_writes_land_on_the_branch_and_main_stays(self, project, dbt_profile_target) -> None:
         ns = DirectoryNamespace(dbt_profile_target["root"])
@@ -111,3 +120,14 @@ class TestBranchTarget:
         )
         assert "does not exist on main" in log and "new_one" in log and "ci_1234" in log
         assert not ns.table_exists([project.test_schema, "new_one"])
+
+    def test_a_drop_of_mains_object_is_refused(self, project, dbt_profile_target) -> None:
+        """A view on main turned into a table on the branch would drop main's view: refused."""
+        ns = DirectoryNamespace(dbt_profile_target["root"])
+        run_dbt(["run", "--select", "switch"])
+        view = ns.describe_view([project.test_schema, "switch"])
+        _, log = run_dbt_and_capture(
+            ["run", "--target", "ci", "--select", "switch", "--vars", "{kind: table}"], expect_pass=False
+        )
+        assert "drop_relation" in log and "would change main" in log and "ci_1234" in log
+        assert ns.describe_view([project.test_schema, "switch"]) == view

@@ -91,6 +91,23 @@ def _node_write(
     return checked
 
 
+def _changes_main(
+    method: Callable[Concatenate[LancensAdapter, _P], _R],
+) -> Callable[Concatenate[LancensAdapter, _P], _R]:
+    """Mark a method that changes main's objects themselves (drops, renames, clones): refused on a
+    branch target before it changes anything (runtime/branch_landing.py)."""
+
+    @functools.wraps(method)
+    def checked(self: LancensAdapter, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        branch = self.runtime.branch_landing
+        if branch is not None:
+            with self.connections.exception_handler(method.__name__):
+                branch.refuse(f"{method.__name__} {', '.join(str(arg) for arg in args)}")
+        return method(self, *args, **kwargs)
+
+    return checked
+
+
 @dataclass
 class LancensConfig(SparkConfig):
     file_format: str = "lance"
@@ -189,18 +206,21 @@ class LancensAdapter(SparkAdapter):
         return relations.DeferredColumns(self.runtime, relation)
 
     @_node_write
+    @_changes_main
     def drop_relation(self, relation: BaseRelation, on_drop: str = "purge") -> None:
         self.cache_dropped(relation)
         relations.drop_relation(self.runtime, relation, on_drop)  # type: ignore[arg-type]
 
     @available
     @_node_write
+    @_changes_main
     def drop_dependent_views(self, relation: LancensRelation) -> None:
         """Drop the views that read `relation` (a seed's `--full-refresh` cascades to them)."""
         for view in relations.drop_dependent_views(self.runtime, relation):
             self.cache_dropped(view)
 
     @_node_write
+    @_changes_main
     def rename_relation(self, from_relation: BaseRelation, to_relation: BaseRelation) -> None:
         self.cache_renamed(from_relation, to_relation)
         relations.rename_relation(self.runtime, from_relation, to_relation)  # type: ignore[arg-type]
@@ -325,6 +345,7 @@ class LancensAdapter(SparkAdapter):
 
     @available
     @_node_write
+    @_changes_main
     def shallow_clone_table(self, relation: LancensRelation, source: LancensRelation) -> AdapterResponse:
         """`dbt clone`: the source's latest version as a Lance shallow clone (materializations/clone.py)."""
         runtime = self.runtime

@@ -159,5 +159,13 @@ class BranchLanding(DirectLanding):
         operation = metadata_update(dataset, table_metadata, field_metadata, table_name)
         self.land(namespace, table_id, operation, info.version, {}, location=info.location)
 
+    def refuse(self, action: str) -> None:
+        """Refuse `action`, which changes main's objects themselves (a drop, a rename, a clone):
+        a branch target must leave main as it is until a promotion (13)."""
+        raise errors.InvalidInputError(
+            f"{action} is refused: it would change main, and this target builds on branch {self.name!r} "
+            "(main changes only by lancens.promote_branch); run it on a target without `branch:`"
+        )
+
     def when_published(self, table_id: Sequence[str], action: Callable[[], str]) -> str:
         return f"skipped: optimize and cleanup run on main, and this target builds on branch {self.name!r}"
