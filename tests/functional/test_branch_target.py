@@ -7,8 +7,10 @@ the engine and with pylance (by the branch's location, and by name through Lance
 
 from __future__ import annotations
 
+import json
 import os
 from copy import deepcopy
+from pathlib import Path
 
 import lance
 import pytest
@@ -108,6 +110,17 @@ class TestBranchTarget:
         run_dbt(["run", "--target", "ci", "--select", "inc", "--vars", "{gen: 3}"])
         assert rows(on_branch("inc")) == [1, 2, 3]
         assert rows(main_before["inc"].location) == [1]
+
+        # `dbt docs generate` on the branch target shows the branch's tables, on main main's.
+        def catalog_stats(target: str, name: str) -> dict:
+            run_dbt(["docs", "generate", "--target", target])
+            catalog = json.loads((Path(project.project_root) / "target" / "catalog.json").read_text())
+            node = catalog["nodes"][f"model.test.{name}"]
+            return {key: stat["value"] for key, stat in node["stats"].items()}
+
+        assert catalog_stats("ci", "inc")["location"] == on_branch("inc")
+        assert catalog_stats("ci", "inc")["row_count"] == 3
+        assert catalog_stats("default", "inc")["row_count"] == 1
 
         # The same process back on main: Spark's entries read main again.
         run_dbt(["run", "--select", "b", "c"])

@@ -165,6 +165,8 @@ def read_catalog(
         )
     ]
     tables = [entry for entry in entries if entry.object_type == TABLE_TYPE]
+    if runtime.branch_landing is not None:  # a branch target's docs show the tables it built
+        tables = [runtime.branch_landing.catalog_entry(runtime.namespace, entry) for entry in tables]
     views = [entry for entry in entries if entry.object_type == VIEW_TYPE]
     found: list[CatalogRelation] = []
     failures: list[Exception] = []

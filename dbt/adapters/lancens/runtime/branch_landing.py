@@ -17,13 +17,14 @@ run read it, main's record is untouched); `lance_maintenance` (it would rewrite 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 import lance
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 from dbt.adapters.lancens.namespace.branches import validate_name
 from dbt.adapters.lancens.namespace.commit import StagedCommit
-from dbt.adapters.lancens.namespace.models import TableInfo, ViewInfo
+from dbt.adapters.lancens.namespace.models import ObjectEntry, TableInfo, ViewInfo
 from dbt.adapters.lancens.namespace.table_ops import metadata_update
 from dbt.adapters.lancens.runtime.landing import DirectLanding, IndexTarget, ReadTarget
 
@@ -61,6 +62,12 @@ class BranchLanding(DirectLanding):
         except errors.TableBranchAlreadyExistsError:
             pass  # made meanwhile by another writer of this target: build on it
         return namespace.describe_table(list(table_id), branch=self.name)
+
+    def catalog_entry(self, namespace: DirectoryNamespace, entry: ObjectEntry) -> ObjectEntry:
+        """A table's catalog entry (`dbt docs generate`) at the branch's location when the table has
+        the branch, so the docs show what the target built."""
+        info = self.branch_of(namespace, entry.id)
+        return entry if info is None else replace(entry, location=info.location)
 
     def read_target(self, table_id: Sequence[str]) -> ReadTarget | None:
         """The branch, at its latest version (pinned: Spark's `INSERT` into a catalog entry would
