@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -190,21 +191,27 @@ def test_a_missing_build_is_named(tmp_path: Path) -> None:
         jvm_connector.class_path(tmp_path)
 
 
-def test_a_plain_pyspark_job_reads_a_table_by_location(tmp_path: Path) -> None:
-    """The documented one-liner, in a process of its own with no dbt in it."""
+@pytest.mark.parametrize(
+    "master", ["local[1]", pytest.param("local-cluster[1,1,1024]", marks=pytest.mark.cluster)]
+)
+def test_a_plain_pyspark_job_reads_a_table_by_location(master: str, tmp_path: Path) -> None:
+    """The documented one-liner, in a process of its own with no dbt in it; on `local-cluster` the
+    executor is a JVM of its own, which gets the class path through spark.executor.extraClassPath."""
     uri = str(tmp_path / "plain.lance")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        lance.write_dataset(pa.table({"id": pa.array(range(25), pa.int64())}), uri)
+        lance.write_dataset(pa.table({"id": pa.array(range(25), pa.int64())}), uri, max_rows_per_file=10)
     script = textwrap.dedent(
         f"""
         from pyspark.sql import SparkSession
         from dbt.adapters.lancens.spark.jvm_connector import spark_settings
-        spark = SparkSession.builder.master("local[1]").config(map=spark_settings()).getOrCreate()
+        spark = SparkSession.builder.master({master!r}).config(map=spark_settings()).getOrCreate()
         print("ROWS", spark.read.format("lance_jvm").load({uri!r}).where("id >= 20").count())
         """
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    env = {**os.environ, "SPARK_WORKER_DIR": str(tmp_path / "work")}  # not the installed pyspark's
+    command = [sys.executable, "-c", script]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
     assert "ROWS 5" in done.stdout, done.stderr[-3000:]
 
 
