@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -191,28 +190,50 @@ def test_a_missing_build_is_named(tmp_path: Path) -> None:
         jvm_connector.class_path(tmp_path)
 
 
-@pytest.mark.parametrize(
-    "master", ["local[1]", pytest.param("local-cluster[1,1,1024]", marks=pytest.mark.cluster)]
-)
-def test_a_plain_pyspark_job_reads_a_table_by_location(master: str, tmp_path: Path) -> None:
-    """The documented one-liner, in a process of its own with no dbt in it; on `local-cluster` the
-    executor is a JVM of its own, which gets the class path through spark.executor.extraClassPath."""
+def _read_in_own_process(script: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def _table_of_25(tmp_path: Path) -> str:
     uri = str(tmp_path / "plain.lance")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         lance.write_dataset(pa.table({"id": pa.array(range(25), pa.int64())}), uri, max_rows_per_file=10)
-    script = textwrap.dedent(
+    return uri
+
+
+def test_a_plain_pyspark_job_reads_a_table_by_location(tmp_path: Path) -> None:
+    """The documented one-liner, in a process of its own with no dbt in it."""
+    uri = _table_of_25(tmp_path)
+    out = _read_in_own_process(
         f"""
         from pyspark.sql import SparkSession
         from dbt.adapters.lancens.spark.jvm_connector import spark_settings
-        spark = SparkSession.builder.master({master!r}).config(map=spark_settings()).getOrCreate()
+        spark = SparkSession.builder.master("local[1]").config(map=spark_settings()).getOrCreate()
         print("ROWS", spark.read.format("lance_jvm").load({uri!r}).where("id >= 20").count())
         """
     )
-    env = {**os.environ, "SPARK_WORKER_DIR": str(tmp_path / "work")}  # not the installed pyspark's
-    command = [sys.executable, "-c", script]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
-    assert "ROWS 5" in done.stdout, done.stderr[-3000:]
+    assert "ROWS 5" in out
+
+
+@pytest.mark.cluster
+def test_executors_in_their_own_jvms_read_with_the_connector(tmp_path: Path) -> None:
+    """`local-cluster`: the executor is a JVM of its own and gets the jars through
+    spark.executor.extraClassPath (the session of spark/session.py keeps its work dir out of pyspark)."""
+    uri = _table_of_25(tmp_path)
+    out = _read_in_own_process(
+        f"""
+        from dbt.adapters.lancens.spark import get_or_create_session, jvm_connector
+        settings = jvm_connector.spark_settings()
+        spark = get_or_create_session("local-cluster[1,1,1024]", settings, files_dir={str(tmp_path)!r})
+        print("ROWS", spark.read.format("lance_jvm").load({uri!r}).where("id >= 20").count())
+        """
+    )
+    assert "ROWS 5" in out
 
 
 def test_an_insert_into_a_connector_table_lands_through_the_hook(spark: SparkSession, tmp_path: Path) -> None:
