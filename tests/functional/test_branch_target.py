@@ -65,6 +65,10 @@ class TestBranchTarget:
         return {"test": {"outputs": outputs, "target": "default"}}
 
     @pytest.fixture(scope="class")
+    def macros(self) -> dict[str, str]:
+        return {"drop_it.sql": "{% macro drop_it(t) %}{% do run_query('drop table ' ~ t) %}{% endmacro %}"}
+
+    @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
         return {
             "a.sql": A,
@@ -137,10 +141,18 @@ class TestBranchTarget:
     def test_a_drop_of_mains_object_is_refused(self, project, dbt_profile_target) -> None:
         """A view on main turned into a table on the branch would drop main's view: refused."""
         ns = DirectoryNamespace(dbt_profile_target["root"])
-        run_dbt(["run", "--select", "switch"])
+        run_dbt(["run", "--select", "switch", "other"])
         view = ns.describe_view([project.test_schema, "switch"])
         _, log = run_dbt_and_capture(
             ["run", "--target", "ci", "--select", "switch", "--vars", "{kind: table}"], expect_pass=False
         )
         assert "drop_relation" in log and "would change main" in log and "ci_1234" in log
         assert ns.describe_view([project.test_schema, "switch"]) == view
+
+        # The same through SQL a hook or an operation runs: DROP TABLE is refused, the table stays.
+        table = f"{project.test_schema}.other"
+        _, log = run_dbt_and_capture(
+            ["run-operation", "drop_it", "--target", "ci", "--args", f"{{t: {table}}}"], expect_pass=False
+        )
+        assert "DropRelation is refused" in log and "ci_1234" in log
+        assert ns.table_exists([project.test_schema, "other"])

@@ -51,6 +51,8 @@ def execute(runtime: LancensRuntime, statement: plans.Statement) -> None:
     apply = _APPLY.get(type(statement))
     if apply is None:
         raise ValueError(f"not a DDL statement dbt-lancens applies: {statement}")
+    if runtime.branch_landing is not None and apply in (_drop_namespace, _drop_relation, _rename_relation):
+        runtime.branch_landing.refuse(type(statement).__name__)  # they change main's objects themselves
     apply(runtime, statement)
 
 
