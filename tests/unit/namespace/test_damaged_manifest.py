@@ -15,6 +15,7 @@ import pyarrow as pa
 import pytest
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
+from dbt.adapters.lancens.namespace.manifest import POINT_LOOKUP_ROWS
 
 
 def _tree(root: Path) -> dict[str, str]:
@@ -54,3 +55,23 @@ def test_the_error_names_the_damaged_file(damaged: tuple[Path, Path], read) -> N
     assert str(newest) in message, message
     assert "__manifest at" in message and "restore it from a backup" in message, message
     assert _tree(root) == before  # nothing written beside the damaged catalog
+
+
+def test_a_point_lookup_in_a_large_manifest_names_the_file_too(tmp_path: Path) -> None:
+    """Past `POINT_LOOKUP_ROWS` a lookup by id is an indexed query, not a full read: its failure
+    names the damaged file as well."""
+    root = tmp_path / "root"
+    ns = DirectoryNamespace(str(root))
+    ns.create_namespace(["big"])
+    for batch in range(POINT_LOOKUP_ROWS // 100 + 1):
+        rows = [{"object_id": f"big$c{batch * 100 + i}", "object_type": "namespace"} for i in range(100)]
+        ns._context.manifest.insert(rows)
+    ns.create_table(["big", "t"], pa.table({"id": [1]}))
+    newest = max((root / "__manifest" / "data").glob("*.lance"), key=lambda p: p.stat().st_mtime_ns)
+    with newest.open("r+b") as handle:
+        handle.truncate(newest.stat().st_size // 2)
+    fresh = DirectoryNamespace(str(root))
+    with pytest.raises(errors.InternalError) as raised:
+        fresh.describe_table(["big", "t"])
+    assert str(newest) in str(raised.value), raised.value
+    assert fresh._context.manifest._cached.version == 0  # the point query failed, not a full read
