@@ -59,9 +59,22 @@ class BranchedTable:
         """Whether the branch has commits of its own (its first version has its source's number)."""
         return self.branch.version != self.record.parent_version
 
-    @property
-    def main_moved(self) -> bool:
-        return self.record.parent_branch is not None or self.main.version != self.record.parent_version
+
+def main_moved(namespace: DirectoryNamespace, table: BranchedTable) -> bool:
+    """Whether main's content changed after the branch was made (or the branch was made from another
+    branch). Main's later versions that changed no row are not a move: they are base paths an earlier,
+    interrupted promotion of this branch registered, which a new attempt must be able to go past."""
+    if table.record.parent_branch is not None:
+        return True
+    if table.main_version == table.record.parent_version:
+        return False
+    now = namespace.dataset_at(table.main.location, table.main_version)
+    then = namespace.dataset_at(table.main.location, table.record.parent_version)
+    return now.schema != then.schema or _fragments(now) != _fragments(then)
+
+
+def _fragments(dataset: lance.LanceDataset) -> list[FragmentMetadata]:
+    return [fragment.metadata for fragment in dataset.get_fragments()]
 
 
 def _version(info: TableInfo) -> int:
@@ -95,7 +108,7 @@ def promote(namespace: DirectoryNamespace, name: str, properties: dict[str, str]
     if not tables:
         raise errors.TableNotFoundError(f"no table has branch {name!r}: nothing to promote")
     changed = [table for table in tables if table.changed]
-    moved = [table for table in changed if table.main_moved]
+    moved = [table for table in changed if main_moved(namespace, table)]
     if moved:
         listed = ", ".join(
             f"{t.name} (branched from {t.record.parent_branch or 'main'} version {t.record.parent_version}, "
@@ -133,7 +146,7 @@ def _promotion(
     main_dataset = namespace.dataset_at(table.main.location, table.main_version)
     kind = _kind(main_dataset, branch, table.name)  # refused before main gets a base path
     inherited = {key for key, base in branch.base_paths().items() if _same(base.path, main_location)}
-    fragments = [fragment.metadata for fragment in branch.get_fragments()]
+    fragments = _fragments(branch)
     read_version = table.main_version
     base_id = None
     if any(_reads_own_files(fragment) for fragment in fragments):
