@@ -55,14 +55,14 @@ HANG_MACRO = """
 MERGED = """
 {{ config(materialized='incremental', incremental_strategy='merge', unique_key='id') }}
 select id, 'r{{ var("round") }}' as payload
-from range({{ var('lo') }}, {{ var('hi') }}, 1, 4)
+from range({{ var('lo') }}, {{ var('hi') }}, 1, 1)
 where {{ hang_on('id = 60', 'merge') }}
 """
 SNAPSHOT = """
 {% snapshot items_snapshot %}
 {{ config(unique_key='id', strategy='check', check_cols=['payload']) }}
 select id, 'r{{ var("round") }}' as payload
-from range({{ var('lo') }}, {{ var('hi') }}, 1, 4)
+from range({{ var('lo') }}, {{ var('hi') }}, 1, 1)
 where {{ hang_on('id = 70', 'snapshot') }}
 {% endsnapshot %}
 """
@@ -188,3 +188,96 @@ def test_kill_during_incremental_merge_and_snapshot(tmp_path: Path, setup_dbt: D
     for table_id, version in ((MERGE_ID, merge_version), (SNAPSHOT_ID, snapshot_version)):
         location = ns.describe_table(table_id).location
         assert lance.dataset(location, version=version).count_rows() == 100  # history intact
+
+
+def _deletion_files(location: str) -> set[str]:
+    return set(glob.glob(f"{location}/_deletions/*"))
+
+
+def test_kill_while_tasks_delete_and_during_the_commit(tmp_path: Path, setup_dbt: DbtSession) -> None:
+    """The merge and the snapshot run on the cluster: Spark tasks write the new rows' data files,
+    then tasks write each touched fragment's deletion file, then the driver commits one `Update`.
+    (Each table is one fragment of 100 rows, so the second build deletes half of one: a deletion
+    file, not a fragment removed whole.)
+
+    1. Killed while the deletion tasks run (the `deletions_written` pause holds a task right after
+       it wrote a deletion file; both tables' new data files are already written): no version was
+       added, the rows are those of before, and the files written are referenced by no version.
+    2. Killed during the commit, after the `__manifest` row of the new version was inserted (table
+       version management, `row_inserted`): the tables read their next version, whole.
+    The next run succeeds on top of what is there."""
+    root = str(tmp_path / "root")
+    project = _project(tmp_path, "proj", root)
+    setup_dbt.succeed([[str(project.path), *_build_args(FIRST)]])
+    ns = project.namespace()
+    versions = {tuple(t): _table(ns, t)[0] for t in (MERGE_ID, SNAPSHOT_ID)}
+    before_rows = (_merged_rows(ns), _snapshot_rows(ns))
+    locations = [ns.describe_table(t).location for t in (MERGE_ID, SNAPSHOT_ID)]
+    old_files = {location: _data_files(location) | _deletion_files(location) for location in locations}
+
+    # 1. kill while the deletion tasks write (file-based commits)
+    pause = tmp_path / "deletion_markers"
+    pause.mkdir()
+    victim = project.start(
+        *_build_args(SECOND),
+        env={"LANCENS_PAUSE_AT_STEP": f"deletions_written:{pause}"},
+        log="kill_deletions.out",
+    )
+    try:
+        wait_for(
+            lambda: all(_deletion_files(location) - old_files[location] for location in locations),
+            "a deletion file written by a task of the merge and of the snapshot",
+            process=victim,
+        )
+    finally:
+        kill_group(victim)
+    check_namespace(ns)
+    assert {tuple(t): _table(ns, t)[0] for t in (MERGE_ID, SNAPSHOT_ID)} == versions
+    assert (_merged_rows(ns), _snapshot_rows(ns)) == before_rows
+    for location in locations:
+        written = (_data_files(location) | _deletion_files(location)) - old_files[location]
+        assert written, location  # the kill landed with files written...
+        referenced = {
+            f"{location}/data/{data_file.path}"
+            for fragment in lance.dataset(location).get_fragments()
+            for data_file in fragment.data_files()
+        }
+        assert not written & referenced  # ...which no version reads
+
+    # 2. kill during the commit, after the new versions' catalog rows (version management)
+    managed = _project(tmp_path, "managed", root, table_version_management=True)
+    commit_pause = tmp_path / "commit_markers"
+    commit_pause.mkdir()
+    victim = managed.start(
+        *_build_args(SECOND),
+        env={"LANCENS_PAUSE_AT_STEP": f"row_inserted:{commit_pause}"},
+        log="kill_row_inserted.out",
+    )
+    try:
+        wait_for(
+            lambda: (commit_pause / "row_inserted").exists(),
+            "a merge or snapshot commit past its __manifest row",
+            process=victim,
+        )
+    finally:
+        kill_group(victim)
+    check_namespace(managed.namespace())
+    merged_version = _table(ns, MERGE_ID)[0]
+    snapshot_version = _table(ns, SNAPSHOT_ID)[0]
+    # each table reads its previous version or its next one, whole, never between
+    assert merged_version in (versions[tuple(MERGE_ID)], versions[tuple(MERGE_ID)] + 1)
+    assert snapshot_version in (versions[tuple(SNAPSHOT_ID)], versions[tuple(SNAPSHOT_ID)] + 1)
+    next_merged = {i: ("r1" if i < 50 else "r2") for i in range(150)}
+    assert _merged_rows(ns) in (before_rows[0], next_merged)
+    current, closed = _snapshot_rows(ns)
+    assert (current, closed) == before_rows[1] or (
+        current == next_merged and closed == [(i, "r1") for i in range(50, 100)]
+    )
+
+    # the next run succeeds on top of what is there, and leaves dbt's result
+    rerun = managed.run(*_build_args(SECOND))
+    assert rerun.returncode == 0, rerun.output[-3000:]
+    check_namespace(ns)
+    assert _merged_rows(ns) == next_merged
+    current, closed = _snapshot_rows(ns)
+    assert current == next_merged and closed == [(i, "r1") for i in range(50, 100)]
