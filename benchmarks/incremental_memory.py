@@ -1,22 +1,30 @@
-"""Driver memory of an incremental append: the dbt process and its JVM for N rows vs 10 x N rows.
+"""Driver memory of every incremental strategy and of a snapshot: the dbt process and its JVM for N
+changed rows vs 10 x N, and a merge's wall time against a `table` build of the same rows.
 
-    python benchmarks/incremental_memory.py --rows 100000        # smoke
-    python benchmarks/incremental_memory.py                      # 1,000,000 and 10,000,000 rows
+    python benchmarks/incremental_memory.py --rows 100000 --target 1000000     # smoke
+    python benchmarks/incremental_memory.py                     # 1,000,000 vs 10,000,000 on 10,000,000
+    python benchmarks/incremental_memory.py --strategies merge snapshot
 
-One project with one incremental model (`incremental_strategy='append'`) of four columns over
-Spark's `range()`: a first `dbt run` builds it with one row, then one measured `dbt run` appends
-`--rows` rows and another `10 x --rows` (fresh processes, smaller first). While each runs, its process
-tree is sampled every 0.1 s from /proc: the peak resident memory (VmHWM) of the dbt process and of
-its JVM, which together are Spark's driver, and the largest sum of the resident memory of the Python
-workers (the tasks' processes, which each hold one batch). Printed per size: wall seconds, the rows
-the table gained (checked), the three peaks in MiB; then the ratio of the driver's peaks (10 x N over
-N). Bounded: the ratio stays near 1 however many rows an append writes (goal <= 1.5).
+One project per strategy (`append`, `merge`, `delete+insert`, `insert_overwrite` without and with
+`partition_by`, `microbatch`, and a `check` snapshot) over Spark's `range()`: a first run builds a
+target of `--target` rows (ids 0..target), then each measured run changes N rows, half updates
+(the last N/2 ids, with a new label) and half inserts (the next N/2 ids); the target is rebuilt
+before the 10 x N run. `insert_overwrite` with `partition_by` replaces the partitions (blocks of
+100,000 ids) the change touches; `microbatch` replaces its one day's batch. Fresh processes,
+smaller first. While each runs, its process tree is sampled every 0.1 s from /proc: the peak
+resident memory (VmHWM) of the dbt process and of its JVM, which together are Spark's driver, and
+the largest sum of the resident memory of the Python workers (the tasks' processes). Printed per
+run: wall seconds, the rows the table holds after it (checked), the three peaks in MiB; per
+strategy the ratio of the driver's peaks (10 x N over N, goal <= 1.2); and the wall time of the N-row
+merge over a `table` build of the same N rows (goal <= 1.5). Bounded: no strategy takes the model's
+rows to the driver (docs/materializations.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,11 +36,42 @@ from pathlib import Path
 from dbt_projects import PROFILE_NAME, profile_yml
 from harness import child_env, dbt_executable, machine, prepare_class_archive
 
-GOAL = 1.5
-MODEL_SQL = """{{ config(materialized='incremental', incremental_strategy='append') }}
-select id, id % 97 as user_id, cast(id as double) * 0.5 as amount, concat('event-', id) as label
-from range({{ var('first', 0) }}, {{ var('first', 0) }} + {{ var('rows', 1) }})
+MEMORY_GOAL = 1.2
+MERGE_GOAL = 1.5
+_COLUMNS = """id, id % 97 as user_id, cast(id as double) * 0.5 as amount,
+  concat('event-', id, '-r{{ var('round') }}') as label"""
+_RANGE = "from range({{ var('lo') }}, {{ var('hi') }})"
+_BLOCK = 100_000  # ids per `partition_by` partition
+MODELS = {
+    "append": "{{ config(materialized='incremental', incremental_strategy='append') }}",
+    "merge": "{{ config(materialized='incremental', incremental_strategy='merge', unique_key='id') }}",
+    "delete+insert": "{{ config(materialized='incremental', incremental_strategy='delete+insert',"
+    " unique_key='id') }}",
+    "insert_overwrite": "{{ config(materialized='incremental', incremental_strategy='insert_overwrite') }}",
+    "insert_overwrite+partition_by": "{{ config(materialized='incremental',"
+    " incremental_strategy='insert_overwrite', partition_by=['part']) }}",
+    "microbatch": "{{ config(materialized='incremental', incremental_strategy='microbatch',"
+    " event_time='event_ts', batch_size='day', begin='2024-01-01') }}",
+}
+_EXTRA = {
+    "insert_overwrite+partition_by": f", cast(id div {_BLOCK} as int) as part",
+    # every row in one day (ids are milliseconds): one batch, replaced whole
+    "microbatch": ", timestamp'2024-01-01 00:00:00'"
+    " + make_interval(0, 0, 0, 0, 0, 0, id / 1000.0) as event_ts",
+}
+SNAPSHOT = (
+    """{% snapshot events %}
+{{ config(unique_key='id', strategy='check', check_cols=['label']) }}
+select """
+    + _COLUMNS
+    + "\n"
+    + _RANGE
+    + """
+{% endsnapshot %}
 """
+)
+STRATEGIES = (*MODELS, "snapshot")
+WINDOW = ["--event-time-start", "2024-01-01", "--event-time-end", "2024-01-02"]
 
 
 @dataclass
@@ -95,9 +134,9 @@ def _sample(process: subprocess.Popen, peaks: Peaks, done: threading.Event) -> N
         time.sleep(0.1)
 
 
-def dbt_run(project: Path, variables: str) -> tuple[float, Peaks]:
-    """One `dbt run` in `project` with `--vars`; its wall seconds and memory peaks."""
-    command = [dbt_executable(), "run", "--vars", variables, "--profiles-dir", str(project)]
+def dbt_command(project: Path, command: list[str]) -> tuple[float, Peaks]:
+    """One dbt `command` in `project`; its wall seconds and memory peaks."""
+    command = [dbt_executable(), *command, "--profiles-dir", str(project)]
     peaks = Peaks()
     done = threading.Event()
     start = time.perf_counter()
@@ -114,52 +153,107 @@ def dbt_run(project: Path, variables: str) -> tuple[float, Peaks]:
     return time.perf_counter() - start, peaks
 
 
-def stored_rows(project: Path) -> int:
+def stored_rows(project: Path, name: str = "events") -> int:
     import lance
 
     from dbt.adapters.lancens.namespace import DirectoryNamespace
 
     namespace = DirectoryNamespace(str(project / "warehouse"))
-    return lance.dataset(namespace.describe_table(["analytics", "events"]).location).count_rows()
+    return lance.dataset(namespace.describe_table(["analytics", name]).location).count_rows()
+
+
+def make_project(directory: Path, strategy: str, master: str) -> Path:
+    """A project of one model `events` (or snapshot) configured with `strategy`."""
+    (directory / "models").mkdir(parents=True)
+    (directory / "snapshots").mkdir()
+    (directory / "dbt_project.yml").write_text(
+        f"name: bench\nversion: '1.0'\nconfig-version: 2\nprofile: {PROFILE_NAME}\n"
+        "model-paths: ['models']\nsnapshot-paths: ['snapshots']\n"
+    )
+    (directory / "profiles.yml").write_text(profile_yml("lancens", master, threads=1))
+    if strategy == "snapshot":
+        (directory / "snapshots" / "events.sql").write_text(SNAPSHOT)
+    else:
+        select = f"select {_COLUMNS}{_EXTRA.get(strategy, '')}\n{_RANGE}\n"
+        (directory / "models" / "events.sql").write_text(f"{MODELS[strategy]}\n{select}")
+    return directory
+
+
+def run_strategy(project: Path, strategy: str, target: int, rows: int, rebuild: bool) -> tuple[float, Peaks]:
+    """Build the target (`rebuild`: again, from scratch), then change `rows` rows; the change's run."""
+    command = (
+        ["snapshot"] if strategy == "snapshot" else ["run", *(WINDOW if strategy == "microbatch" else [])]
+    )
+    if rebuild:
+        refresh = [] if strategy == "snapshot" else ["--full-refresh"]
+        if strategy == "snapshot" and (project / "warehouse").exists():
+            shutil.rmtree(project / "warehouse")
+        dbt_command(project, [*command, *refresh, "--vars", f"{{round: 1, lo: 0, hi: {target}}}"])
+    change = f"{{round: 2, lo: {target - rows // 2}, hi: {target + rows // 2}}}"
+    return dbt_command(project, [*command, "--vars", change])
+
+
+def expected_rows(strategy: str, target: int, rows: int) -> int:
+    """The rows the table holds after the change (a snapshot keeps the closed records too)."""
+    if strategy == "append":
+        return target + rows
+    if strategy in ("insert_overwrite", "microbatch"):
+        return rows
+    if strategy == "insert_overwrite+partition_by":  # the blocks before the first one changed stay
+        return (target - rows // 2) // _BLOCK * _BLOCK + rows
+    return target + rows // 2 + (rows // 2 if strategy == "snapshot" else 0)
+
+
+def table_build(directory: Path, rows: int, master: str) -> float:
+    """The wall seconds of a `table` model of `rows` rows of the same columns."""
+    project = make_project(directory, "append", master)
+    (project / "models" / "events.sql").write_text(
+        f"{{{{ config(materialized='table') }}}}\nselect {_COLUMNS}\n{_RANGE}\n"
+    )
+    wall, _ = dbt_command(project, ["run", "--vars", f"{{round: 1, lo: 0, hi: {rows}}}"])
+    return wall
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--rows", type=int, default=1_000_000, help="rows of the smaller append")
+    parser.add_argument("--rows", type=int, default=1_000_000, help="changed rows of the smaller run")
+    parser.add_argument("--target", type=int, default=10_000_000, help="rows of the target table")
+    parser.add_argument("--strategies", nargs="+", choices=STRATEGIES, default=list(STRATEGIES))
     parser.add_argument("--master", default="local[2]")
     args = parser.parse_args()
     print(machine(), flush=True)
     print(prepare_class_archive(), flush=True)
+    walls: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="lancens-incremental-memory-") as tmp:
-        project = Path(tmp)
-        (project / "models").mkdir()
-        (project / "dbt_project.yml").write_text(
-            f"name: bench\nversion: '1.0'\nconfig-version: 2\nprofile: {PROFILE_NAME}\n"
-            "model-paths: ['models']\n"
-        )
-        (project / "profiles.yml").write_text(profile_yml("lancens", args.master, threads=1))
-        (project / "models" / "events.sql").write_text(MODEL_SQL)
-        dbt_run(project, "{first: 0, rows: 1}")
-        stored = stored_rows(project)
-        driver = []
-        for rows in (args.rows, 10 * args.rows):
-            wall, peaks = dbt_run(project, f"{{first: {stored}, rows: {rows}}}")
-            total = stored_rows(project)
-            added, stored = total - stored, total
-            if added != rows:
-                sys.exit(f"the append of {rows} rows added {added}")
-            driver.append(peaks.dbt + peaks.jvm)
+        for strategy in args.strategies:
+            project = make_project(Path(tmp) / strategy.replace("+", "_"), strategy, args.master)
+            driver = []
+            for rows in (args.rows, 10 * args.rows):
+                wall, peaks = run_strategy(project, strategy, args.target, rows, rebuild=True)
+                walls[f"{strategy} {rows}"] = wall
+                stored, expected = stored_rows(project), expected_rows(strategy, args.target, rows)
+                if stored != expected:
+                    sys.exit(f"{strategy} of {rows} changed rows left {stored} rows, not {expected}")
+                driver.append(peaks.dbt + peaks.jvm)
+                print(
+                    f"{strategy}, {rows:,} changed rows on {args.target:,}: {wall:.1f} s, {stored:,} rows; "
+                    f"peak RSS MiB: dbt process {peaks.dbt / 1024:.0f}, JVM {peaks.jvm / 1024:.0f}, "
+                    f"driver (both) {driver[-1] / 1024:.0f}, Python workers (sum) {peaks.workers / 1024:.0f}",
+                    flush=True,
+                )
+            ratio = driver[1] / driver[0]
+            verdict = "met" if ratio <= MEMORY_GOAL else "NOT met"
+            print(f"{strategy}: driver peak, 10 x N / N = {ratio:.2f} (goal <= {MEMORY_GOAL}: {verdict})")
+        if "merge" in args.strategies:
+            build = table_build(Path(tmp) / "table", args.rows, args.master)
+            ratio = walls[f"merge {args.rows}"] / build
+            verdict = "met" if ratio <= MERGE_GOAL else "NOT met"
             print(
-                f"append of {rows:,} rows: {wall:.1f} s; peak RSS MiB: dbt process {peaks.dbt / 1024:.0f}, "
-                f"JVM {peaks.jvm / 1024:.0f}, driver (both) {driver[-1] / 1024:.0f}, "
-                f"Python workers (sum) {peaks.workers / 1024:.0f}",
-                flush=True,
+                f"merge of {args.rows:,} rows {walls[f'merge {args.rows}']:.1f} s / table build of them "
+                f"{build:.1f} s = {ratio:.2f} (goal <= {MERGE_GOAL}: {verdict})"
             )
-    ratio = driver[1] / driver[0]
-    verdict = "met" if ratio <= GOAL else "NOT met"
-    print(f"driver peak, 10 x N / N = {ratio:.2f} (goal <= {GOAL}: {verdict})")
     print(machine())
 
 
