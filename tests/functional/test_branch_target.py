@@ -29,6 +29,10 @@ INC = """
 select {{ var('gen', 1) }} as gen
 """
 NEW = "{{ config(materialized='table', enabled=var('new', false)) }} select 1 as id"
+MERGED = """
+{{ config(materialized='incremental', incremental_strategy='merge', unique_key='id') }}
+select id, {{ var('gen', 1) }} as gen from (select explode(array(1, {{ var('gen', 1) }} + 1)) as id)
+"""
 SWITCH = "{{ config(materialized=var('kind', 'view')) }} select 1 as id"
 
 
@@ -69,10 +73,15 @@ class TestBranchTarget:
         return {"drop_it.sql": "{% macro drop_it(t) %}{% do run_query('drop table ' ~ t) %}{% endmacro %}"}
 
     @pytest.fixture(scope="class")
+    def seeds(self) -> dict[str, str]:
+        return {"people.csv": "id,name\n1,ann\n"}
+
+    @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
         return {
             "a.sql": A,
             "b.sql": B,
+            "merged.sql": MERGED,
             "other.sql": OTHER,
             "c.sql": C,
             "inc.sql": INC,
@@ -125,6 +134,21 @@ class TestBranchTarget:
         assert catalog_stats("ci", "inc")["location"] == on_branch("inc")
         assert catalog_stats("ci", "inc")["row_count"] == 3
         assert catalog_stats("default", "inc")["row_count"] == 1
+
+        # An incremental merge and a seed on the branch: main keeps its rows.
+        run_dbt(["seed"])
+        run_dbt(["run", "--select", "merged"])
+        merged = ns.describe_table([schema, "merged"])
+        run_dbt(["run", "--target", "ci", "--select", "merged", "--vars", "{gen: 4}"])
+        table = lance.dataset(on_branch("merged")).to_table().sort_by("id")
+        assert table.to_pydict() == {"id": [1, 2, 5], "gen": [4, 1, 4]}
+        assert ns.describe_table([schema, "merged"]).version == merged.version
+        assert rows(merged.location) == [1, 1]
+        people = ns.describe_table([schema, "people"])
+        (Path(project.project_root) / "seeds" / "people.csv").write_text("id,name\n1,ann\n2,bo\n")
+        run_dbt(["seed", "--target", "ci"])
+        assert sorted(lance.dataset(on_branch("people")).to_table()["id"].to_pylist()) == [1, 2]
+        assert ns.describe_table([schema, "people"]).version == people.version
 
         # The same process back on main: Spark's entries read main again.
         run_dbt(["run", "--select", "b", "c"])
