@@ -29,6 +29,21 @@ INC = """
 select {{ var('gen', 1) }} as gen
 """
 NEW = "{{ config(materialized='table', enabled=var('new', false)) }} select 1 as id"
+# Described (persist_docs) and indexed: both land on the branch with the rows.
+DOCUMENTED = """
+{{ config(materialized='table', persist_docs={'relation': true, 'columns': true},
+          indexes=[{'columns': ['id'], 'type': 'btree'}]) }}
+select id from range({{ var('gen', 1) }} * 10)
+"""
+PROPERTIES = """
+version: 2
+models:
+  - name: documented
+    description: "{{ var('about', 'on main') }}"
+    columns:
+      - name: id
+        description: "the id"
+"""
 MERGED = """
 {{ config(materialized='incremental', incremental_strategy='merge', unique_key='id') }}
 select id, {{ var('gen', 1) }} as gen from (select explode(array(1, {{ var('gen', 1) }} + 1)) as id)
@@ -82,6 +97,8 @@ class TestBranchTarget:
             "a.sql": A,
             "b.sql": B,
             "merged.sql": MERGED,
+            "documented.sql": DOCUMENTED,
+            "properties.yml": PROPERTIES,
             "other.sql": OTHER,
             "c.sql": C,
             "inc.sql": INC,
@@ -180,3 +197,21 @@ class TestBranchTarget:
         )
         assert "DropRelation is refused" in log and "ci_1234" in log
         assert ns.table_exists([project.test_schema, "other"])
+
+    def test_docs_and_indexes_land_on_the_branch(self, project, dbt_profile_target) -> None:
+        ns = DirectoryNamespace(dbt_profile_target["root"])
+        table = [project.test_schema, "documented"]
+        run_dbt(["run", "--select", "documented"])
+        main = ns.describe_table(table)
+        run_dbt(
+            ["run", "--target", "ci", "--select", "documented", "--vars", "{gen: 2, about: on the branch}"]
+        )
+        branch = lance.dataset(ns.describe_table(table, branch="ci_1234").location)
+        assert branch.count_rows() == 20
+        assert branch.metadata.get("comment") == "on the branch"
+        assert [index.name for index in branch.describe_indices()] == ["id_btree"]
+        assert branch.describe_indices()[0].num_rows_indexed == 20
+        after = ns.describe_table(table)
+        assert after.version == main.version  # main: its version, description and index as they were
+        plain = lance.dataset(after.location)
+        assert plain.metadata.get("comment") == "on main" and plain.count_rows() == 10
