@@ -68,7 +68,13 @@ class TestBranchPromote:
     def profiles_config_update(self, dbt_profile_target: dict, unique_schema: str) -> dict:
         outputs = {"default": dbt_profile_target}
         outputs["default"]["schema"] = unique_schema
-        for target, branch in (("ci", "ci_1"), ("ci2", "ci_2"), ("ci3", "ci_3")):
+        for target, branch in (
+            ("ci", "ci_1"),
+            ("ci2", "ci_2"),
+            ("ci3", "ci_3"),
+            ("ci4", "ci_4"),
+            ("ci5", "ci_5"),
+        ):
             outputs[target] = {**deepcopy(dbt_profile_target), "branch": branch}
         return {"test": {"outputs": outputs, "target": "default"}}
 
@@ -163,3 +169,21 @@ class TestBranchPromote:
             name: ns.describe_table([schema, name]).version for name in TABLES
         } == before  # main untouched
         assert rows(ns.describe_table([schema, "a"]).location) == [6]
+
+    def test_two_branches_at_once(self, project, dbt_profile_target) -> None:
+        """Two targets build the same table on branches of their own; each reads its own rows; the
+        first promoted wins, the other is refused (main moved), naming the table."""
+        ns = DirectoryNamespace(dbt_profile_target["root"])
+        table = [project.test_schema, "a"]
+        run_dbt(["run", "--select", "a"])
+        run_dbt(["run", "--target", "ci4", "--select", "a", "--vars", "{gen: 40}"])
+        run_dbt(["run", "--target", "ci5", "--select", "a", "--vars", "{gen: 50}"])
+        assert rows(ns.describe_table(table, branch="ci_4").location) == [40]
+        assert rows(ns.describe_table(table, branch="ci_5").location) == [50]
+        run_dbt(["run-operation", "lancens.promote_branch", "--args", "{branch: ci_4}"])
+        assert rows(ns.describe_table(table).location) == [40]
+        _, log = run_dbt_and_capture(
+            ["run-operation", "lancens.promote_branch", "--args", "{branch: ci_5}"], expect_pass=False
+        )
+        assert "cannot be promoted" in log and f"{project.test_schema}.a" in log
+        assert rows(ns.describe_table(table).location) == [40]
