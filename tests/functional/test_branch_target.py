@@ -215,3 +215,7 @@ class TestBranchTarget:
         assert after.version == main.version  # main: its version, description and index as they were
         plain = lance.dataset(after.location)
         assert plain.metadata.get("comment") == "on main" and plain.count_rows() == 10
+
+    def test_debug_names_the_branch(self, project) -> None:
+        _, log = run_dbt_and_capture(["debug", "--target", "ci"])
+        assert "lancens branch: ci_1234" in log

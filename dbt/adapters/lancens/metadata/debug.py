@@ -36,6 +36,11 @@ def report(runtime: LancensRuntime, credentials: LancensCredentials) -> list[str
         runtime.connector.describe(),
         f"lancens root: {probe_root(namespace.root, namespace.storage_options)}",
     ]
+    if credentials.branch is not None:  # a branch target: main never changes before a promotion
+        lines.append(
+            f"lancens branch: {credentials.branch} (every write lands on this branch of its table; "
+            "lancens.promote_branch makes it main's)"
+        )
     return lines
 
 
