@@ -77,11 +77,16 @@ def namespace_to_schema(namespace_id: Sequence[str]) -> str:
     return ".".join(namespace_id)
 
 
-def table_id(schema: str, identifier: str) -> list[str]:
+def table_id(schema: str, identifier: str, *, check_length: bool = True) -> list[str]:
     """The namespace id of table `identifier` in `schema`, checked against the engine's own rule for
     ids too (its length: the id names the table's directory), so a name the engine would refuse
-    when the table is written fails where every other name does, when dbt parses the project."""
+    when the table is written fails where every other name does, when dbt parses the project.
+
+    `check_length=False` leaves the length to the write: a data test's relation is made at parse
+    whether or not its failures are ever stored, and dbt's generic test names run long."""
     table = [*schema_to_namespace(schema), validate_table_name(identifier)]
+    if not check_length:
+        return table
     try:
         return ids.validate(table, what="table", allow_root=False)
     except errors.InvalidInputError as exc:

@@ -40,16 +40,19 @@ class LancensRelation(SparkRelation):
         The relation's identifier is the table's name in the namespace (`Good` becomes `good`):
         dbt's check that no two nodes share a database representation then sees two nodes that
         name one table and fails the parse naming both, where the second build would have
-        replaced the first's rows. An ephemeral model names no table and keeps its spelling."""
+        replaced the first's rows. An ephemeral model names no table and keeps its spelling. A data
+        test names a table only when its failures are stored: its name's length is checked then,
+        at the write (13), not here."""
         relation = super().create_from(quoting, relation_config, **kwargs)
-        writes_or_reads = getattr(relation_config, "resource_type", None) not in _NOT_TABLES
-        if relation.type == cls.CTE or not writes_or_reads:
+        resource_type = getattr(relation_config, "resource_type", None)
+        if relation.type == cls.CTE or resource_type in _NOT_TABLES:
             return relation
         try:
-            table = relation.table_id
+            table = table_id(
+                relation.schema or "", relation.identifier or "", check_length=resource_type != "test"
+            )
         except DbtRuntimeError as exc:
-            is_source = getattr(relation_config, "resource_type", None) == "source"
-            what = "identifier" if is_source else "alias"
+            what = "identifier" if resource_type == "source" else "alias"
             raise CompilationError(
                 f"{exc.msg} (schema {relation.schema!r}, {what} {relation.identifier!r})",
                 node=relation_config,
