@@ -243,6 +243,37 @@ def test_leftovers_of_killed_runs_go_after_the_grace_period(namespace: Directory
     )
 
 
+def deletion_files(ns: DirectoryNamespace, table: list[str]) -> set[str]:
+    storage = Storage(ns.root, ns.storage_options)
+    location = ns.describe_table(table).location
+    return set(storage.files(f"{location}/_deletions"))
+
+
+def test_cleanup_sweeps_deletion_files_no_version_reads(namespace: DirectoryNamespace) -> None:
+    """A merge, delete+insert or snapshot killed after its tasks wrote deletion files (and before
+    its one commit) leaves them unreferenced: cleanup removes them after the grace, never the
+    deletion file a kept version reads."""
+    overwrite(namespace, TABLE, rows(0, 10))
+    info = namespace.describe_table(TABLE)
+    fragment = dataset(namespace, TABLE).get_fragments()[0]
+    committed = fragment.delete("id < 3")
+    namespace.commit_table(
+        TABLE, lance.LanceOperation.Update(updated_fragments=[committed]), read_version=info.version
+    )
+    dataset(namespace, TABLE).get_fragments()[0].delete("id > 7")  # a killed change's deletion file
+    assert len(deletion_files(namespace, TABLE)) == 2
+
+    grace = _age_everything(namespace)
+    report = maintenance.cleanup_table(
+        namespace, TABLE, retain_versions=1, grace=grace, allow_short_grace=True
+    )
+
+    live = committed.deletion_file.path(committed.id).removeprefix("_deletions/")
+    assert deletion_files(namespace, TABLE) == {live}
+    assert sum("/_deletions/" in leftover for leftover in report.leftovers) == 1
+    assert dataset(namespace, TABLE).to_table()["id"].to_pylist() == [3, 4, 5, 6, 7, 8, 9]
+
+
 def test_cleanup_namespace_removes_old_manifest_versions_and_keeps_every_entry(
     namespace: DirectoryNamespace,
 ) -> None:

@@ -47,6 +47,7 @@ from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages, owners
 from dbt.adapters.lancens.namespace.ids import MANIFEST_NAME
 from dbt.adapters.lancens.namespace.layout import (
     DATA_DIR,
+    DELETIONS_DIR,
     INDICES_DIR,
     VERSIONS_DIR,
     has_versions,
@@ -262,10 +263,13 @@ def _table_leftovers(
 def _unreferenced_files(
     namespace: DirectoryNamespace, location: str, versions: list[int], grace: timedelta
 ) -> CleanupReport:
-    """Data files and `_indices/<uuid>` directories older than `grace` that none of `versions` reads.
+    """Data files, deletion files and `_indices/<uuid>` directories older than `grace` that none of
+    `versions` reads.
 
-    A killed or losing writer leaves both: data files it wrote and the index directories it built
-    (an atomic run builds each model's indexes before its publish). Only what is old is a candidate,
+    A killed or losing writer leaves all three: data files it wrote, the deletion files its tasks
+    wrote for the rows a merge, delete+insert or snapshot replaces (each task writes its fragment's
+    before the one commit), and the index directories it built (an atomic run builds each model's
+    indexes before its publish). Only what is old is a candidate,
     and the versions are read newest first until no candidate is left, so a table without leftovers
     is read once. A version that cannot be read (removed meanwhile) stops the sweep: what it reads
     is unknown, so nothing is removed."""
@@ -275,6 +279,11 @@ def _unreferenced_files(
         for relative, entry in storage.files(f"{location}/{DATA_DIR}").items()
         if ownership.is_table_file(f"{DATA_DIR}/{relative}") and _older_than(entry, grace)
     }
+    deletions = {
+        f"{DELETIONS_DIR}/{relative}": entry
+        for relative, entry in storage.files(f"{location}/{DELETIONS_DIR}").items()
+        if ownership.is_table_file(f"{DELETIONS_DIR}/{relative}") and _older_than(entry, grace)
+    }
     indices = {
         _base_name(entry["name"]): entry
         for entry in storage.ls(f"{location}/{INDICES_DIR}")
@@ -283,7 +292,7 @@ def _unreferenced_files(
         and _idle(storage, entry, grace)
     }
     for number in sorted(versions, reverse=True):
-        if not (data or indices):
+        if not (data or deletions or indices):
             break
         try:
             dataset = lance.dataset(
@@ -292,13 +301,16 @@ def _unreferenced_files(
             for fragment in dataset.get_fragments():
                 for data_file in fragment.data_files():
                     data.pop(data_file.path, None)
+                deletion_file = fragment.metadata.deletion_file
+                if deletion_file is not None:
+                    deletions.pop(deletion_file.path(fragment.fragment_id), None)
             for index in dataset.describe_indices():
                 for segment in index.segments:
                     indices.pop(segment.uuid, None)
         except (ValueError, OSError):
             return CleanupReport()
     report = CleanupReport()
-    for entry in data.values():
+    for entry in [*data.values(), *deletions.values()]:
         _remove(storage, entry["name"], entry, report)
     for entry in indices.values():
         _remove(storage, entry["name"], entry, report, recursive=True)
