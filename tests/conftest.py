@@ -42,6 +42,27 @@ if "DBT_LANCENS_CACHE_DIR" not in os.environ:
 os.environ.setdefault("AWS_EC2_METADATA_DISABLED", "true")
 
 
+def _connector_on_every_jvm() -> None:
+    """Put the JVM connector's jars on the class path of every JVM this test process starts.
+
+    A test process has one SparkSession, made by whichever test comes first: `spark` below, or a
+    dbt run in this process, whose profile (default `spark_connector: python`) adds no class path.
+    Spark's launcher appends `SPARK_DIST_CLASSPATH` to each JVM's class path (after Spark's own jars),
+    so the connector's tests hold whichever test made the session. Without a built connector nothing
+    is added, and tests/unit/spark/test_jvm_connector.py fails saying so."""
+    from dbt.adapters.lancens.spark import jvm_connector
+
+    try:
+        entries = jvm_connector.class_path()
+    except jvm_connector.ConnectorUnavailable:
+        return
+    own = os.environ.get("SPARK_DIST_CLASSPATH")
+    os.environ["SPARK_DIST_CLASSPATH"] = os.pathsep.join([*([own] if own else []), *entries])
+
+
+_connector_on_every_jvm()
+
+
 # The order in which scripts/test.sh's two xdist workers get the suite's scopes (`--dist loadscope
 # --no-loadscope-reorder`): the folders whose tests each start dbt processes, servers or kills first,
 # the many short in-process tests last. xdist's own reorder (scopes with the most tests first) sent

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -191,8 +192,10 @@ def test_a_missing_build_is_named(tmp_path: Path) -> None:
 
 
 def _read_in_own_process(script: str) -> str:
+    # Without the class path tests/conftest.py gives every JVM: the one-liner must bring its own.
+    env = {key: value for key, value in os.environ.items() if key != "SPARK_DIST_CLASSPATH"}
     done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, timeout=600
+        [sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, timeout=600, env=env
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout

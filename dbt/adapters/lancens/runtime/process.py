@@ -107,7 +107,22 @@ class LancensRuntime:
                 namespace = DirectoryNamespace.from_properties(namespace_properties)
                 runtime = cls(namespace, backend, connector=connector)
                 cls._shared[key] = runtime
+            else:
+                runtime.choose_connector(spark_connector, remote)
             return runtime
+
+    def choose_connector(self, requested: str | None, remote: str | None) -> None:
+        """Take the reader a later profile of this process asks for (dbt's in-process runs share
+        one runtime per root): decided against the running driver when there is one, and Spark's
+        table entries made with the other reader are dropped so each is registered again."""
+        choice = connector_choice.plan(requested, remote)
+        if choice.requested == self.connector.requested:
+            return
+        if self._spark is not None:
+            choice = connector_choice.confirm(choice, self._spark)
+        self.connector = choice
+        if self._catalog is not None:
+            self._catalog.use_jvm_reads(choice.jvm)
 
     @property
     def landing(self) -> Landing:

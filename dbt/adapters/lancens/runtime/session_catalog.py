@@ -172,6 +172,13 @@ class SessionCatalog:
         self._tables.pop(tuple(view_id), None)
         self._sql(f"CREATE OR REPLACE VIEW {qualified_name(view_id)} AS {view_sql}")
 
+    def use_jvm_reads(self, jvm_reads: bool) -> None:
+        """Register tables through the JVM connector from now on, or through the Python source; the
+        entries made the other way are dropped, so each is registered again as it is next read."""
+        if jvm_reads != self._jvm_reads:
+            self._jvm_reads = jvm_reads
+            self.forget_tables()
+
     def forget_tables(self) -> None:
         """Remove every table from Spark's catalog (a branch target's change: they read elsewhere).
         Spark's listing, not this mirror's: an entry pinned to a version is not kept in the mirror."""
