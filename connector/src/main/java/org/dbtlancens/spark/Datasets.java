@@ -1,5 +1,6 @@
 package org.dbtlancens.spark;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
@@ -10,6 +11,7 @@ import org.lance.Dataset;
 import org.lance.Fragment;
 import org.lance.ReadOptions;
 import org.lance.Session;
+import org.lance.Version;
 
 /**
  * Every opening of a Lance dataset in this JVM, through one Lance session (its metadata and index
@@ -47,15 +49,40 @@ final class Datasets {
     }
   }
 
-  /** The version a scan reads (the pinned one, else the latest now) and its fragments' ids. */
+  /**
+   * The version a scan reads (the pinned one; the latest committed at or before the target's
+   * moment; else the latest now) and its fragments' ids.
+   */
   static Planned plan(ReadTarget target) {
+    OptionalLong version = target.asOf() == null ? target.version() : OptionalLong.of(versionAt(target));
     try (BufferAllocator allocator = allocator("plan");
-        Dataset dataset = open(target, target.version(), allocator)) {
+        Dataset dataset = open(target, version, allocator)) {
       List<Integer> fragments = new ArrayList<>();
       for (Fragment fragment : dataset.getFragments()) {
         fragments.add(fragment.getId());
       }
       return new Planned(dataset.version(), fragments, dataset.getSchema());
+    }
+  }
+
+  /**
+   * The latest version committed at or before {@code target.asOf()}: the rule of the Python source
+   * ({@code spark/dataset.py version_at}), so time travel by time reads the same version on both paths.
+   */
+  static long versionAt(ReadTarget target) {
+    Instant moment = target.asOf();
+    try (BufferAllocator allocator = allocator("versions");
+        Dataset dataset = open(target, OptionalLong.empty(), allocator)) {
+      long found = -1;
+      for (Version version : dataset.listVersions()) {
+        if (!version.getDataTime().toInstant().isAfter(moment)) {
+          found = Math.max(found, version.getId());
+        }
+      }
+      if (found < 0) {
+        throw new IllegalArgumentException(moment + " is before the first version of " + target.uri());
+      }
+      return found;
     }
   }
 

@@ -1,6 +1,7 @@
 package org.dbtlancens.spark;
 
 import java.util.Map;
+import java.util.OptionalLong;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableProvider;
 import org.apache.spark.sql.connector.expressions.Transform;
@@ -10,7 +11,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * The JVM reader of a Lance dataset: {@code spark.read.format("lance_jvm").load(uri)}, or by class
- * name. Options: {@code path}, {@code version} (else the latest, resolved when the scan is planned),
+ * name. Options: {@code path}, {@code version} or {@code timestamp} (ISO-8601, UTC without a zone:
+ * the latest version committed at or before it), else the latest, resolved when the scan is planned;
  * {@code storage_options} (a JSON object, as the Python data source takes it).
  *
  * <p>It is not called {@code lance}: that name is the project's Python data source, which stays
@@ -25,7 +27,8 @@ public final class LanceSource implements TableProvider, DataSourceRegister {
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
     ReadTarget target = ReadTarget.parse(options);
-    return SchemaMapping.toSpark(Datasets.schema(target, target.version()));
+    OptionalLong version = target.asOf() == null ? target.version() : OptionalLong.of(Datasets.versionAt(target));
+    return SchemaMapping.toSpark(Datasets.schema(target, version));
   }
 
   @Override

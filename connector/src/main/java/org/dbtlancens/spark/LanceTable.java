@@ -38,7 +38,10 @@ final class LanceTable implements SupportsRead, SupportsWrite, SupportsMetadataC
 
   @Override
   public String name() {
-    return target.uri() + (target.pinnedVersion() == null ? "" : "@" + target.pinnedVersion());
+    if (target.pinnedVersion() != null) {
+      return target.uri() + "@" + target.pinnedVersion();
+    }
+    return target.asOf() == null ? target.uri() : target.uri() + "@" + target.asOf();
   }
 
   @Override
@@ -48,14 +51,14 @@ final class LanceTable implements SupportsRead, SupportsWrite, SupportsMetadataC
 
   @Override
   public Set<TableCapability> capabilities() {
-    return target.pinnedVersion() == null
+    return target.pinnedVersion() == null && target.asOf() == null
         ? EnumSet.of(TableCapability.BATCH_READ, TableCapability.V1_BATCH_WRITE)
         : EnumSet.of(TableCapability.BATCH_READ);
   }
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-    if (target.pinnedVersion() != null) {
+    if (target.pinnedVersion() != null || target.asOf() != null) {
       throw new UnsupportedOperationException("a pinned version of a Lance table takes no writes: " + name());
     }
     return new PythonSourceAppend(options);
@@ -63,7 +66,10 @@ final class LanceTable implements SupportsRead, SupportsWrite, SupportsMetadataC
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-    return new LanceScanBuilder(target, schema, Datasets.plan(target));
+    // A catalog table's `WITH ('version' = ...)` or `('timestamp' = ...)` arrives here, not in the
+    // table's own options: it replaces the table's pin for this scan.
+    ReadTarget scanned = target.travel(options);
+    return new LanceScanBuilder(scanned, schema, Datasets.plan(scanned));
   }
 
   @Override

@@ -4,27 +4,31 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.Serializable;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeParseException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.OptionalLong;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * Where a read goes: the dataset's URI, its object-store options and an optional pinned version.
- * Parsed from the source's options with an error naming the bad one; serialisable, since every
- * input partition carries it to an executor.
+ * Where a read goes: the dataset's URI, its object-store options, and an optional pinned version
+ * or moment (time travel by time: the latest version committed at or before it, resolved once when
+ * the scan is planned, {@link Datasets#plan}). Parsed from the source's options with an error naming
+ * the bad one; serialisable, since every input partition carries it to an executor.
  */
-record ReadTarget(String uri, Map<String, String> storageOptions, Long pinnedVersion) implements Serializable {
+record ReadTarget(String uri, Map<String, String> storageOptions, Long pinnedVersion, Instant asOf)
+    implements Serializable {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   static ReadTarget parse(CaseInsensitiveStringMap options) {
     String uri = options.get("path");
     if (uri == null || uri.isEmpty()) {
       throw new IllegalArgumentException("the lance_jvm source needs a path: .load(uri) or option path");
-    }
-    if (options.containsKey("timestamp")) {
-      throw new IllegalArgumentException(
-          "the lance_jvm source reads by option version only; option timestamp is the Python source's");
     }
     Map<String, String> storage = new HashMap<>();
     String raw = options.get("storage_options");
@@ -35,19 +39,62 @@ record ReadTarget(String uri, Map<String, String> storageOptions, Long pinnedVer
         throw new IllegalArgumentException("option storage_options is not a JSON object of strings: " + raw, e);
       }
     }
-    Long version = null;
-    String rawVersion = options.get("version");
-    if (rawVersion != null && !rawVersion.isEmpty()) {
-      try {
-        version = Long.parseLong(rawVersion.trim());
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("option version is not a whole number: " + rawVersion, e);
-      }
+    ReadTarget target = new ReadTarget(uri, Map.copyOf(storage), null, null);
+    return target.travel(options);
+  }
+
+  /**
+   * This target with the time travel {@code options} name ({@code version} or {@code timestamp},
+   * exclusive), or this one unchanged when they name none. A catalog table's {@code WITH (...)}
+   * options reach the scan this way and replace the table's own pin, as on the Python source.
+   */
+  ReadTarget travel(CaseInsensitiveStringMap options) {
+    Long version = version(options.get("version"));
+    Instant moment = moment(options.get("timestamp"));
+    if (version != null && moment != null) {
+      throw new IllegalArgumentException("options version and timestamp are exclusive: give one");
     }
-    return new ReadTarget(uri, Map.copyOf(storage), version);
+    if (version == null && moment == null) {
+      return this;
+    }
+    return new ReadTarget(uri, storageOptions, version, moment);
   }
 
   OptionalLong version() {
     return pinnedVersion == null ? OptionalLong.empty() : OptionalLong.of(pinnedVersion);
+  }
+
+  private static Long version(String raw) {
+    if (raw == null || raw.isEmpty()) {
+      return null;
+    }
+    try {
+      return Long.parseLong(raw.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("option version is not a whole number: " + raw, e);
+    }
+  }
+
+  /** ISO-8601, as the Python source reads it; without a zone, UTC (Lance stamps versions in UTC). */
+  static Instant moment(String raw) {
+    if (raw == null || raw.isEmpty()) {
+      return null;
+    }
+    String text = raw.trim().replace(' ', 'T');
+    try {
+      return OffsetDateTime.parse(text).toInstant();
+    } catch (DateTimeParseException notOffset) {
+      try {
+        return LocalDateTime.parse(text).toInstant(ZoneOffset.UTC);
+      } catch (DateTimeParseException notLocal) {
+        try {
+          return LocalDate.parse(text).atStartOfDay().toInstant(ZoneOffset.UTC);
+        } catch (DateTimeParseException notDate) {
+          throw new IllegalArgumentException(
+              "option timestamp is not an ISO-8601 date or time (e.g. 2024-05-01T12:00:00+00:00): " + raw,
+              notDate);
+        }
+      }
+    }
   }
 }
