@@ -269,27 +269,41 @@ def test_racing_creators_of_one_name_have_exactly_one_winner(tmp_path: Path) -> 
     assert _read(ns, "dev") == [0, 1, 2]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a racing creator of the same name from another version leaves its manifest in the "
-    "winner's tree/<name>/_versions/ (Lance writes the manifest before the ref that decides the "
-    "race), and a higher one becomes the branch's latest; not handled yet (docs/namespace-engine.md, "
-    "Branches, Concurrency)",
-)
+def _create_dev_from(args: tuple[str, int, str, object]) -> str:
+    """One racer of two (spawned): wait for the other, then create ``name`` from ``version``."""
+    root, version, name, barrier = args
+    ns = DirectoryNamespace(root)
+    barrier.wait()  # type: ignore[attr-defined]
+    try:
+        ns.create_table_branch(TABLE, name, from_version=version)
+        return "ok"
+    except errors.NamespaceError as exc:
+        return str(exc.code)
+
+
 def test_a_racing_losers_manifest_does_not_become_the_branch(tmp_path: Path) -> None:
-    """The state a loser leaves, made without the race: the winner branched dev from version 1; the
-    loser's creation manifest (from version 2) is what Lance writes for a branch of version 2."""
-    ns = make(str(tmp_path / "root"))
+    """Two processes create one name from different versions at once (Lance writes the branch's
+    manifest before the ref that decides the race): exactly one wins, the other gets 23, and the
+    branch holds the winner's manifest only, so it reads the winner's source version."""
+    root = str(tmp_path / "root")
+    ns = make(root)
     ns.create_namespace(["s"])
     location = ns.create_table(TABLE, _ids(3)).location
-    _append(ns, _ids(2, 3))
-    ns.create_table_branch(TABLE, "dev", from_version=1)
-    ns.create_table_branch(TABLE, "loser")  # from version 2, as the racing loser was
-    loser_manifest = (
-        "_versions/"
-        + next(name for name in _files(ns, f"{location}/tree/loser") if name.endswith(".manifest")).rsplit(
-            "/", 1
-        )[-1]
-    )
-    ns.storage.copy(f"{location}/tree/loser/{loser_manifest}", f"{location}/tree/dev/{loser_manifest}")
-    assert _read(ns, "dev") == [0, 1, 2]
+    _append(ns, _ids(2, 3))  # version 1: ids 0-2; version 2: ids 0-4
+    context = multiprocessing.get_context("spawn")
+    with context.Manager() as manager, context.Pool(2) as pool:
+        for round_ in range(6):
+            name = f"dev{round_}"
+            barrier = manager.Barrier(2)
+            results = pool.map(_create_dev_from, [(root, 1, name, barrier), (root, 2, name, barrier)])
+            assert sorted(results) == ["23", "ok"], results
+            winner = results.index("ok") + 1
+            [record] = [b for b in ns.list_table_branches(TABLE).items if b.name == name]
+            assert record.parent_version == winner
+            manifests = [
+                f for f in _files(ns, f"{location}/tree/{name}/_versions") if f.endswith(".manifest")
+            ]
+            assert len(manifests) == 1, manifests  # no loser's manifest beside the winner's
+            assert ns.describe_table(TABLE, branch=name).version == winner
+            assert _read(ns, name) == ([0, 1, 2] if winner == 1 else [0, 1, 2, 3, 4])
+    assert not ns.storage.has_files(f"{root}/.lancens-branches")  # every claim released

@@ -12,6 +12,7 @@ from dbt.adapters.lancens.namespace.branches import (
     branch_info,
     branch_location,
     branch_or_main,
+    claimed,
     has_ref,
     require,
     validate_name,
@@ -72,6 +73,11 @@ class BranchOps:
             raise errors.TableBranchAlreadyExistsError(
                 f"table {ids.display(table.id)} already has branch {name!r}"
             )
+        with claimed(self._ctx, table, name):
+            return self._create(table, name, parent, version)
+
+    def _create(self, table: ResolvedTable, name: str, parent: str | None, version: int) -> BranchInfo:
+        """Lance's creation of branch ``name``, by the holder of its claim (``claimed``)."""
         main = self._ctx.open_dataset(table.location, table.latest)
         try:
             main.create_branch(name, (parent, version), storage_options=self._ctx.lance_options)

@@ -19,7 +19,8 @@ default branch and cannot be created or deleted; ``/`` separates segments of alp
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
@@ -32,6 +33,8 @@ MAIN = "main"
 # longest component a branch makes (Lance itself fails with an internal error past it).
 _MAX_COMPONENT_BYTES = 255
 _REF_SUFFIX = ".json"
+# The engine's own files at the root, beside the tables (no table directory name starts with '.').
+ENGINE_DIR = ".lancens-branches"
 
 
 def validate_name(name: object, argument: str, main_allowed: bool = False) -> str:
@@ -114,6 +117,41 @@ def commit_target(
             f"branch {name!r} of table {ids.display(table.id)} lives at {target}, not at {location}"
         )
     return ResolvedTable(table.id, target, table.in_manifest, False)
+
+
+def claim_path(context: NamespaceContext, location: str, name: str) -> str:
+    """Where a creation of branch ``name`` of the table at ``location`` claims the name: under the
+    engine's directory at the root, never in the table's (Lance reads ``_refs/`` and ``tree/``)."""
+    table = quote(layout.relative_location(context.fs, location.rstrip("/")), safe="")
+    return context.fs.join(ENGINE_DIR, "claims", table, quote(name, safe=""))
+
+
+@contextmanager
+def claimed(context: NamespaceContext, table: ResolvedTable, name: str) -> Iterator[None]:
+    """Hold the exclusive claim on creating branch ``name`` of ``table`` (a conditional put), else 23.
+
+    Lance writes a new branch's manifest before its ref, and the ref decides who won: a racing
+    creator from another version would leave its manifest in the winner's ``tree/<name>/_versions/``,
+    where a higher number becomes the branch's latest. So only the claim's holder lets Lance write,
+    after checking again that no ref landed meanwhile (a winner releases its claim only once its ref
+    is there). The claim goes when the creation ends, whatever its outcome; a process killed while
+    holding it leaves it, and the name stays taken (23, naming the file to remove)."""
+    path = claim_path(context, table.location, name)
+    try:
+        context.fs.put_if_not_exists(path, b"creating")
+    except FileExistsError:
+        raise errors.TableBranchAlreadyExistsError(
+            f"table {ids.display(table.id)}: branch {name!r} is being created by another writer (or a "
+            f"creation was killed: remove {path} if none is running)"
+        ) from None
+    try:
+        if has_ref(context, table.location, name):
+            raise errors.TableBranchAlreadyExistsError(
+                f"table {ids.display(table.id)} already has branch {name!r}"
+            )
+        yield
+    finally:
+        context.fs.rm(path)
 
 
 def branch_info(name: str, branch: Mapping[str, Any]) -> BranchInfo:
