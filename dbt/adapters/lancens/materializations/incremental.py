@@ -103,7 +103,7 @@ def apply(
     if seen is None:
         seen = version_before_query(runtime, table_id, spec)
     source = _as_vectors(_model_rows(frame), fixed_sizes_from_metadata(frame.schema)).schema
-    if not _appends(spec):
+    if not _appends(spec) and not _joined_once(spec):
         # the strategy joins the model's rows with the table and writes them: they are made once,
         # before the write opens (the query may read `{{ this }}`), and Spark's executors keep them
         frame = merge.made_once(frame)
@@ -137,8 +137,17 @@ def apply(
             fitted = merge.fitted_frame(frame, evolved.current.schema)
             if _appends(spec):
                 return merge.append(evolved, fitted, properties)
-            version = _STRATEGY[spec.strategy](runtime, evolved, fitted, spec, properties)
-    return version, frame.count()  # counted where Spark keeps the rows
+            return _STRATEGY[spec.strategy](runtime, evolved, fitted, spec, properties)
+
+
+def _joined_once(spec: Spec) -> bool:
+    """Whether the model's rows are read by one Spark query only, a merge's join with the table,
+    whose result is made once (`_merge`): then they are not made once before it as well (a second
+    write and read of every row, a third of a merge's time at 1M rows). Only where no change to
+    the table lands before the join runs: a schema change (`on_schema_change` other than
+    `ignore`/`fail`) or a contract's nullability would commit first, and a model's query reading
+    `{{ this }}` must not read the changed table."""
+    return spec.strategy == "merge" and spec.on_schema_change in ("ignore", "fail") and not spec.not_null
 
 
 def _appends(spec: Spec) -> bool:
@@ -284,7 +293,9 @@ def _sync_schema(
     return schema_evolution.evolve(target, added, drop, properties, retype)
 
 
-def _merge(runtime: LancensRuntime, target: TableWrite, frame: DataFrame, spec: Spec, props: dict) -> int:
+def _merge(
+    runtime: LancensRuntime, target: TableWrite, frame: DataFrame, spec: Spec, props: dict
+) -> tuple[int, int]:
     """dbt's MERGE: a model row matches each table row with the same key that satisfies the
     predicates; that table row takes the model's values except in the columns not updated; the
     model's rows matching none are inserted. Spark pairs each model row with the address of the
@@ -300,16 +311,16 @@ def _merge(runtime: LancensRuntime, target: TableWrite, frame: DataFrame, spec: 
                 f"FROM {source} AS DBT_INTERNAL_SOURCE LEFT JOIN {dest} AS DBT_INTERNAL_DEST ON {on}"
             )
         )
-    stored_at = paired.select(merge.STORED_AT)
-    merge.refuse_matched_twice(stored_at, merge.ambiguous_match(target.table_id, spec.unique_key))
     kept = tuple(name for name in frame.columns if name in keep)  # as the table spells them
-    return merge.replace_frame(
+    version = merge.replace_frame(
         target,
         paired if kept else paired.drop(merge.STORED_AT),
         props,
-        doomed=stored_at.where(F.col(merge.STORED_AT).isNotNull()),
+        doomed=paired.select(merge.STORED_AT).where(F.col(merge.STORED_AT).isNotNull()),
         stored=StoredValues(merge.STORED_AT, kept) if kept else None,
+        repeated=merge.ambiguous_match(target.table_id, spec.unique_key),
     )
+    return version, paired.count()  # the rows written: counted where Spark keeps them
 
 
 def _kept_columns(columns: list[str], spec: Spec) -> ColumnMap[str]:
@@ -323,7 +334,7 @@ def _kept_columns(columns: list[str], spec: Spec) -> ColumnMap[str]:
 
 def _delete_insert(
     runtime: LancensRuntime, target: TableWrite, frame: DataFrame, spec: Spec, props: dict
-) -> int:
+) -> tuple[int, int]:
     """dbt deletes the table rows of the model's keys that satisfy the predicates (which see the
     table only), then inserts every model row; Spark names the rows to delete by address."""
     where = " AND ".join(f"({predicate})" for predicate in spec.predicates or ["true"])
@@ -334,17 +345,17 @@ def _delete_insert(
             f"LEFT SEMI JOIN {source} AS DBT_INTERNAL_SOURCE ON {_key_match(spec.unique_key)} "
             f"WHERE {where}"
         )
-        return merge.replace_frame(target, frame, props, doomed=doomed)
+        return merge.replace_frame(target, frame, props, doomed=doomed), frame.count()
 
 
 def _insert_overwrite(
     runtime: LancensRuntime, target: TableWrite, frame: DataFrame, spec: Spec, props: dict
-) -> int:
+) -> tuple[int, int]:
     """Without `partition_by` every row is replaced; with it, the rows of every partition the
     model's rows fall in (Spark's grouping: NULL a partition of its own, -0.0 and 0.0 one, every
     NaN one), found by a Spark join on the partition columns."""
     if not spec.partition_by:
-        return merge.overwrite_frame(target, frame, props)
+        return merge.overwrite_frame(target, frame, props), frame.count()
     partitions = _key_names(frame.columns, spec.partition_by)
     same = " AND ".join(
         f"DBT_INTERNAL_SOURCE.{quote(name)} <=> DBT_INTERNAL_DEST.{quote(name)}" for name in partitions
@@ -354,12 +365,12 @@ def _insert_overwrite(
             f"SELECT DBT_INTERNAL_DEST.{ROW_ADDRESS} FROM {dest} AS DBT_INTERNAL_DEST "
             f"LEFT SEMI JOIN {source} AS DBT_INTERNAL_SOURCE ON {same}"
         )
-        return merge.replace_frame(target, frame, props, doomed=doomed)
+        return merge.replace_frame(target, frame, props, doomed=doomed), frame.count()
 
 
 def _microbatch(
     runtime: LancensRuntime, target: TableWrite, frame: DataFrame, spec: Spec, props: dict
-) -> int:
+) -> tuple[int, int]:
     """The batch's window (and predicates) is a Lance filter: the stored rows in it are found by
     a Lance scan of the filter's columns over the fragments whose range meets the window."""
     if not spec.event_time or not spec.batch_start or not spec.batch_end:
@@ -368,7 +379,7 @@ def _microbatch(
     name = column_names(target.current.schema.names)[spec.event_time]
     window = TimeWindow(name, parse_window_bound(spec.batch_start), parse_window_bound(spec.batch_end))
     where = " AND ".join([window.lance_filter()] + [f"({predicate})" for predicate in spec.predicates])
-    return merge.replace_frame(target, frame, props, where=where, window=window)
+    return merge.replace_frame(target, frame, props, where=where, window=window), frame.count()
 
 
 _STRATEGY = {  # `append`, and the strategies without a key, are `merge.append` (`_appends`)

@@ -24,7 +24,6 @@ from collections.abc import Sequence
 
 import lance
 import pyarrow as pa
-import pyarrow.compute as pc
 from dbt_common.exceptions import DbtRuntimeError
 from lance.fragment import FragmentMetadata
 from pyspark import StorageLevel
@@ -35,8 +34,11 @@ from dbt.adapters.lancens.commits import writes
 from dbt.adapters.lancens.commits.table_write import TableWrite
 from dbt.adapters.lancens.runtime.fragment_bounds import TimeWindow
 from dbt.adapters.lancens.spark.column_names import column_names
-from dbt.adapters.lancens.spark.options import ROW_ADDRESS
-from dbt.adapters.lancens.spark.row_changes import StoredValues, delete_with_tasks
+from dbt.adapters.lancens.spark.row_changes import (
+    StoredValues,
+    delete_where_with_tasks,
+    delete_with_tasks,
+)
 from dbt.adapters.lancens.spark.types import aligned, to_spark_type
 from dbt.adapters.lancens.text.quoting import quote
 
@@ -117,20 +119,23 @@ def replace_frame(
     where: str | None = None,
     window: TimeWindow | None = None,
     stored: StoredValues | None = None,
+    repeated: Exception | None = None,
 ) -> int:
     """Delete the rows at the row addresses `doomed` holds (a frame of one column, in the version the
     write builds on), or those matching the Lance SQL filter `where`, and add `frame`'s rows
     (`fitted_frame`); one commit of one `Update`. `window`: a time window `where` implies (a
     microbatch batch's), so only fragments whose range of that column meets it are scanned
-    (runtime/fragment_bounds.py). `stored`: columns that rows with an address take from the table."""
+    (runtime/fragment_bounds.py). `stored`: columns that rows with an address take from the table.
+    `repeated`: raised, nothing committed, when `doomed` holds an address twice (checked by the
+    deleting tasks, `delete_with_tasks`)."""
     fragments = writes.write_tasks(target, frame, target.current.schema, overwrite=False, stored=stored)
     try:
         target.refuse_if_moved()
         if doomed is not None:
-            removed, updated = delete_with_tasks(doomed, target.current)
+            removed, updated = delete_with_tasks(doomed, target.current, repeated)
             operation = lance.LanceOperation.Update(removed_fragment_ids=removed, updated_fragments=updated)
         elif where is not None:
-            operation = _delete_where(target, where, window)
+            operation = _delete_where(target, frame, where, window)
         else:
             operation = lance.LanceOperation.Update()
         if window is not None:
@@ -139,16 +144,6 @@ def replace_frame(
         target.abandon(fragments)
         raise
     return _commit_with(target, operation, fragments, properties)
-
-
-def refuse_matched_twice(stored_at: DataFrame, error: DbtRuntimeError) -> None:
-    """Raise `error` when a stored row is matched more than once (`stored_at`: one column of row
-    addresses, NULL for none): two replacements of one row, which dbt's MERGE refuses. Counted by
-    Spark, which returns one number."""
-    (column,) = stored_at.columns
-    matched = stored_at.where(F.col(column).isNotNull()).groupBy(column).count()
-    if matched.where(F.col("count") > 1).limit(1).count():
-        raise error
 
 
 def ambiguous_match(table_id: list[str], keys: list[str]) -> DbtRuntimeError:
@@ -172,40 +167,20 @@ def _learn_written(
     bounds_kept.learn_written(target.location, target.current, fragments, bounds, window.column)
 
 
-def _delete_where(target: TableWrite, where: str, window: TimeWindow | None) -> lance.LanceOperation.Update:
-    """Deletion vectors for the rows matching `where`.
-
-    One Lance scan (parallel, reading only the filter's columns) finds the fragments holding
-    matching rows; only those are then rewritten. Asking each fragment in turn cost one Python
-    round trip per fragment, which made a microbatch backfill quadratic in its batch count (each
-    batch adds a fragment, and each batch's replace asked them all). With a `window` the scan covers
-    only the fragments whose range of the window's column meets it."""
+def _delete_where(
+    target: TableWrite, frame: DataFrame, where: str, window: TimeWindow | None
+) -> lance.LanceOperation.Update:
+    """The `Update` deleting the rows matching `where`, written by Spark tasks, one per fragment
+    that may hold such rows (`row_changes.delete_where_with_tasks`): neither the matching rows
+    nor their addresses come to the driver. With a `window` only the fragments whose range of the
+    window's column meets it are asked (each batch of a backfill would otherwise ask every
+    fragment the batches before it wrote: quadratic over the backfill)."""
     dataset = target.current
-    scanned = None  # every fragment; an empty list scans none (Lance still checks `where`)
+    scanned = None  # every fragment
     if window is not None:
-        scanned = target.runtime.fragment_bounds.candidates(target.location, dataset, window)
-    matched = dataset.scanner(
-        columns=[], filter=where, with_row_address=True, fragments=scanned, scan_in_order=False
-    ).to_table()
-    touched = pc.unique(pc.shift_right(matched.column(ROW_ADDRESS), 32)).to_pylist()
-    return _delete_in(dataset, dict.fromkeys(touched, where))
-
-
-def _delete_in(dataset: lance.LanceDataset, predicates: dict[int, str]) -> lance.LanceOperation.Update:
-    """The `Update` deleting, in each fragment named, the rows its Lance SQL predicate matches;
-    fragments left empty are removed."""
-    fragments = {fragment.fragment_id: fragment for fragment in dataset.get_fragments()}
-    removed: list[int] = []
-    updated = []
-    for fragment_id, predicate in sorted(predicates.items()):
-        fragment = fragments.get(fragment_id)
-        if fragment is None:
-            raise LookupError(f"fragment {fragment_id} is not in version {dataset.version} of {dataset.uri}")
-        metadata = fragment.delete(predicate)
-        if metadata is None:
-            removed.append(fragment_id)
-        else:
-            updated.append(metadata)
+        candidates = target.runtime.fragment_bounds.candidates(target.location, dataset, window)
+        scanned = None if candidates is None else [fragment.fragment_id for fragment in candidates]
+    removed, updated = delete_where_with_tasks(frame.sparkSession, dataset, where, scanned)
     return lance.LanceOperation.Update(removed_fragment_ids=removed, updated_fragments=updated)
 
 

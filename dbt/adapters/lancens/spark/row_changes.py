@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from dbt.adapters.lancens.namespace.versions import pause_point
@@ -37,18 +37,25 @@ if TYPE_CHECKING:
 _FRAGMENT_ID = "fragment_id"
 _METADATA = "fragment"
 _OFFSET = "offset"
+_REPEATED = -1  # a task's answer when an address occurs twice (fragment ids are >= 0)
 _OFFSETS = pa.schema([(_FRAGMENT_ID, pa.int64()), (_OFFSET, pa.int64())])
 
 
 def delete_with_tasks(
-    addresses: DataFrame, dataset: lance.LanceDataset
+    addresses: DataFrame, dataset: lance.LanceDataset, repeated: Exception | None = None
 ) -> tuple[list[int], list[FragmentMetadata]]:
     """Delete the rows at ``addresses`` (a frame of one bigint column, row addresses in ``dataset``'s
     version) by Spark tasks, one group per fragment; return (ids of fragments left without rows,
     updated fragments). Nothing is committed: the caller's ``Update`` does that. The driver
-    receives one row per touched fragment."""
+    receives one row per touched fragment.
+
+    ``repeated``: raised when an address occurs more than once (a merge replacing one stored row
+    twice), found by the same tasks that group the addresses per fragment, so the check costs no
+    Spark job of its own; a task that finds one writes no deletion file (another task's may be
+    written: unreferenced, it goes with the next cleanup, as when a run is killed)."""
     from lance.fragment import FragmentMetadata
 
+    check_repeats = repeated is not None  # the task's closure takes a bool, not the error
     (column,) = addresses.columns
     grouped = addresses.select(
         F.shiftright(F.col(column), 32).alias(_FRAGMENT_ID),
@@ -58,12 +65,21 @@ def delete_with_tasks(
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         table = pa.Table.from_batches([batch.cast(_OFFSETS) for batch in batches], schema=_OFFSETS)
         per_fragment = table.group_by(_FRAGMENT_ID).aggregate([(_OFFSET, "list")])
+        groups = list(
+            zip(
+                per_fragment.column(_FRAGMENT_ID).to_pylist(),
+                per_fragment.column(f"{_OFFSET}_list").to_pylist(),
+                strict=True,
+            )
+        )
+        if check_repeats and any(len(set(offsets)) < len(offsets) for _, offsets in groups):
+            yield pa.RecordBatch.from_pydict(
+                {_FRAGMENT_ID: [_REPEATED], _METADATA: [None]},
+                schema=pa.schema([(_FRAGMENT_ID, pa.int64()), (_METADATA, pa.string())]),
+            )
+            return
         ids, metadata = [], []
-        for fragment_id, offsets in zip(
-            per_fragment.column(_FRAGMENT_ID).to_pylist(),
-            per_fragment.column(f"{_OFFSET}_list").to_pylist(),
-            strict=True,
-        ):
+        for fragment_id, offsets in groups:
             fragment = dataset.get_fragment(fragment_id)
             if fragment is None:
                 raise LookupError(
@@ -79,9 +95,63 @@ def delete_with_tasks(
         )
 
     rows = grouped.mapInArrow(task, f"{_FRAGMENT_ID} bigint, {_METADATA} string").collect()
+    if repeated is not None and any(row[_FRAGMENT_ID] == _REPEATED for row in rows):
+        raise repeated
     removed = sorted(row[_FRAGMENT_ID] for row in rows if row[_METADATA] is None)
     updated = [FragmentMetadata.from_json(row[_METADATA]) for row in rows if row[_METADATA] is not None]
     return removed, sorted(updated, key=lambda fragment: fragment.id)
+
+
+def delete_where_with_tasks(
+    spark: SparkSession, dataset: lance.LanceDataset, where: str, fragment_ids: list[int] | None = None
+) -> tuple[list[int], list[FragmentMetadata]]:
+    """Delete the rows of ``dataset`` matching the Lance SQL filter ``where`` by Spark tasks, one per
+    fragment of ``fragment_ids`` (None: every fragment), each scanning its fragment's filter columns
+    and writing its deletion file; return (ids of fragments left without rows, updated fragments)
+    as ``delete_with_tasks``. The matching rows and their addresses stay in the tasks: the driver
+    receives one row per fragment a row was deleted from."""
+    from lance.fragment import FragmentMetadata
+
+    if fragment_ids is None:
+        fragment_ids = [fragment.fragment_id for fragment in dataset.get_fragments()]
+    if not fragment_ids:
+        return [], []
+    ids = spark.createDataFrame([(fragment_id,) for fragment_id in fragment_ids], f"{_FRAGMENT_ID} bigint")
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        touched, metadata = [], []
+        for batch in batches:
+            for fragment_id in batch.column(0).to_pylist():
+                fragment = dataset.get_fragment(fragment_id)
+                if fragment is None:
+                    raise LookupError(
+                        f"fragment {fragment_id} is not in version {dataset.version} of {dataset.uri}"
+                    )
+                updated = fragment.delete(where)
+                if updated is not None and updated.to_json() == fragment.metadata.to_json():
+                    continue  # no row matched: the fragment stays as it is
+                pause_point("deletions_written")
+                touched.append(fragment_id)
+                metadata.append(None if updated is None else json.dumps(updated.to_json()))
+        yield pa.RecordBatch.from_pydict(
+            {_FRAGMENT_ID: touched, _METADATA: metadata},
+            schema=pa.schema([(_FRAGMENT_ID, pa.int64()), (_METADATA, pa.string())]),
+        )
+
+    spread = ids.repartition(min(len(fragment_ids), _cores(spark)))
+    rows = spread.mapInArrow(task, f"{_FRAGMENT_ID} bigint, {_METADATA} string").collect()
+    removed = sorted(row[_FRAGMENT_ID] for row in rows if row[_METADATA] is None)
+    updated = [FragmentMetadata.from_json(row[_METADATA]) for row in rows if row[_METADATA] is not None]
+    return removed, sorted(updated, key=lambda fragment: fragment.id)
+
+
+def _cores(spark: SparkSession) -> int:
+    """How many tasks Spark runs at once (its default parallelism); through Spark Connect, which
+    has no SparkContext, its shuffle partitions."""
+    try:
+        return int(spark.sparkContext.defaultParallelism)
+    except Exception:  # noqa: BLE001 - Spark Connect raises here
+        return int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
 
 
 @dataclass(frozen=True)
