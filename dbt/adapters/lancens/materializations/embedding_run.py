@@ -36,8 +36,8 @@ from dbt.adapters.lancens.embeddings.config import EmbeddingSpec, parse_embeddin
 from dbt.adapters.lancens.metadata.engine_dataset import latest
 from dbt.adapters.lancens.namespace import errors
 from dbt.adapters.lancens.runtime.process import LancensRuntime
+from dbt.adapters.lancens.runtime.table_frames import table_frame
 from dbt.adapters.lancens.spark.column_names import ColumnMap
-from dbt.adapters.lancens.spark.options import read_options
 from dbt.adapters.lancens.spark.types import FIXED_SIZE_METADATA, spark_arrow_schema
 
 logger = AdapterLogger("lancens")
@@ -175,12 +175,7 @@ def _joined(
     for spec in specs:
         wanted += [stored[spec.source]] if spec.source in stored else []
         wanted.append(stored[spec.vector])
-    options = {
-        **read_options(dataset.uri, runtime.namespace.storage_options, dataset.version),
-        "columns": ",".join(dict.fromkeys(wanted)),
-    }
-    runtime.activate()
-    table = runtime.spark.read.format("lance").options(**options).load()
+    table = table_frame(runtime, dataset.uri, dataset.version, list(dict.fromkeys(wanted)))
     tag = uuid.uuid4().hex[:8]
     renamed = [F.col(_quoted(stored[k])).alias(f"{_HELPER}key_{tag}_{n}") for n, k in enumerate(keys)]
     for n, spec in enumerate(specs):

@@ -10,7 +10,7 @@ from pyspark.sql import DataFrame
 
 from dbt.adapters.lancens.commits.table_write import TableWrite
 from dbt.adapters.lancens.runtime.process import LancensRuntime
-from dbt.adapters.lancens.spark.options import read_options
+from dbt.adapters.lancens.runtime.table_frames import table_frame
 
 
 @contextmanager
@@ -34,14 +34,10 @@ def addressed_view(target: TableWrite, columns: Sequence[str] | None = None) -> 
     embedding column would otherwise be read to find keys)."""
     runtime = target.runtime
     name = f"lancens_target_{uuid.uuid4().hex}"
-    options = {
-        **read_options(target.location, target.storage_options, target.current.version),
-        "row_address": "true",
-    }
-    if columns:
-        options["columns"] = ",".join(columns)
-    runtime.activate()
-    runtime.spark.read.format("lance").options(**options).load().createOrReplaceTempView(name)
+    frame = table_frame(
+        runtime, target.location, target.current.version, columns, True, target.storage_options
+    )
+    frame.createOrReplaceTempView(name)
     try:
         yield name
     finally:

@@ -15,7 +15,7 @@ from dbt.adapters.lancens.commits.table_write import open_write
 from dbt.adapters.lancens.definitions.names import database_name
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages
 from dbt.adapters.lancens.runtime.process import LancensRuntime
-from dbt.adapters.lancens.spark.options import read_options
+from dbt.adapters.lancens.runtime.table_frames import table_frame
 from dbt.adapters.lancens.text.quoting import quote
 
 PROVENANCE_COLUMNS = ("dbt_invocation_id", "dbt_model", "dbt_run_started_at", "dbt_lancens_version")
@@ -97,7 +97,5 @@ def at_version(runtime: LancensRuntime, table_id: list[str], version: int) -> st
     namespace.describe_table_version(table_id, version)  # 11 when the version does not exist
     location = namespace.describe_table(table_id).location
     name = f"lancens_at__{database_name(table_id[:-1])}__{table_id[-1]}__v{int(version)}"
-    options = read_options(location, namespace.storage_options, version)
-    runtime.activate()
-    runtime.spark.read.format("lance").options(**options).load().createOrReplaceTempView(name)
+    table_frame(runtime, location, version).createOrReplaceTempView(name)
     return quote(name)
