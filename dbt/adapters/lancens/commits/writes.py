@@ -1,9 +1,11 @@
 """Writing a whole table version: a Spark DataFrame (models, CTAS, DML) or an Arrow table (seeds).
 
 Spark tasks write the frame's data files under the table's location and send back only their
-fragment metadata (`spark.writer.write_with_tasks`); the operation is built and committed (or
-staged) here, in the dbt process, where the engine is already open. So a reader sees the previous
-version or the new one, never a missing or half-written table.
+fragment metadata; the operation is built and committed (or staged) here, in the dbt process, where
+the engine is already open. So a reader sees the previous version or the new one, never a missing
+or half-written table. The tasks write in Spark's JVM (`spark.jvm_writer`) when the session reads
+through the JVM connector, else in Python workers (`spark.writer.write_with_tasks`); `write_tasks`
+is the one place that chooses, write by write.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from collections.abc import Sequence
 
 import lance
 import pyarrow as pa
+from dbt.adapters.events.logging import AdapterLogger
 from lance.fragment import FragmentMetadata
 from pyspark.sql import DataFrame
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
 from dbt.adapters.lancens.embeddings.functions import schema_metadata
 from dbt.adapters.lancens.runtime.process import LancensRuntime
+from dbt.adapters.lancens.spark import jvm_connector, jvm_writer
 from dbt.adapters.lancens.spark.options import LanceOptions
 from dbt.adapters.lancens.spark.row_changes import StoredValues, StoredValuesWriter
 from dbt.adapters.lancens.spark.types import (
@@ -29,6 +33,7 @@ from dbt.adapters.lancens.spark.types import (
 from dbt.adapters.lancens.spark.writer import LanceWriter, write_with_tasks
 
 WRITE_MODES = ("append", "overwrite")
+logger = AdapterLogger("lancens")
 
 
 def write_frame(
@@ -86,9 +91,15 @@ def write_tasks(
 ) -> list[FragmentMetadata]:
     """Spark tasks write `frame`'s rows (each task casts them to `schema`) as data files of the
     write's table, built on the version the write builds on; the fragments, uncommitted, for
-    `write.commit`. The driver holds only fragment metadata, however many rows there are; tasks
-    that fail leave no files (`write_with_tasks`). `stored`: columns some rows take from the
-    table as stored (`spark.row_changes`)."""
+    `write.commit`. The driver holds only fragment metadata, however many rows there are; a failed
+    write leaves no files. The tasks run in Spark's JVM when the session reads through the JVM
+    connector and the JVM writer writes this data exactly as Python would (`jvm_target`), else in
+    Python workers. `stored`: columns some rows take from the table as stored
+    (`spark.row_changes`, Python only)."""
+    write.runtime.activate()
+    target = jvm_target(write, frame, schema, overwrite=overwrite) if stored is None else None
+    if target is not None:
+        return jvm_writer.write_fragments(frame, target)
     writer: LanceWriter = LanceWriter(
         LanceOptions(uri=write.location, storage_options=write.storage_options),
         schema,
@@ -99,8 +110,49 @@ def write_tasks(
     )
     if stored is not None:
         writer = StoredValuesWriter(writer, stored)
-    write.runtime.activate()
     return write_with_tasks(frame, writer)
+
+
+def jvm_target(
+    write: TableWrite, frame: DataFrame, schema: pa.Schema, *, overwrite: bool
+) -> jvm_writer.JvmWrite | None:
+    """The JVM writer's target for this write, or None (logged, when the session has the JVM
+    connector) where the Python writer writes it instead.
+
+    lance-core makes an append's files with the field ids of the table's latest version at the
+    location, so a write that builds on another version (a branch, or a version this atomic-publish
+    run staged) stays on Python; so does a table lance-core cannot open, and data whose types it
+    has no exact copy for."""
+    runtime = write.runtime
+    if not runtime.connector.jvm:
+        return None
+    if write.branch is not None or write.staged_tip is not None:
+        reason: str | None = (
+            "it builds on a version other than the table's latest (a branch or a staged version)"
+        )
+    else:
+        reason = None
+        if write.dataset is not None:
+            reason = jvm_connector.unreadable(
+                runtime.spark, write.location, write.read_version, write.storage_options
+            )
+        version = (
+            write.dataset.data_storage_version
+            if write.dataset is not None
+            else jvm_writer.NEW_TABLE_STORAGE_VERSION
+        )
+        target = jvm_writer.JvmWrite(
+            write.location, schema, version, overwrite or write.dataset is None, write.storage_options
+        )
+        if reason is None:
+            reason = jvm_writer.unsupported(frame, target)
+        if reason is None:
+            return target
+    logger.info(
+        f"dbt-lancens: {'.'.join(write.table_id)} is written through the Python writer, not the JVM "
+        f"connector's: {reason}"
+    )
+    return None
 
 
 def write_arrow(
