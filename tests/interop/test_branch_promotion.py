@@ -141,3 +141,98 @@ def test_promotion_after_main_moved_is_refused_and_changes_nothing(root: Root) -
         promote(root.ns, "ci", WHO)
     assert root.ns.describe_table(TABLE).version == moved
     assert root.rows(root.location) == [0, 1, 2, 3, 9]
+
+
+def _manifest_versions_holding(root: Root, object_ids: list[str]) -> dict[str, int]:
+    """For each `__manifest` row id: the first `__manifest` version that holds it."""
+    manifest = lance.dataset(root.ns.storage.join("__manifest"), storage_options=root.storage)
+    found: dict[str, int] = {}
+    for version in range(1, manifest.version + 1):
+        held = manifest.checkout_version(version).to_table(columns=["object_id"]).column(0).to_pylist()
+        for object_id in object_ids:
+            if object_id in held:
+                found.setdefault(object_id, version)
+    return found
+
+
+def test_a_new_table_in_a_new_namespace_exists_only_on_the_branch_until_promoted(root: Root) -> None:
+    """A table and a namespace main lacks, made on branch `ci` (as a branch target's first write
+    makes them): main's catalog (ours, and a fresh native namespace) does not list them, a plain
+    Lance reader of the table's directory sees no rows but on the branch; the promotion registers
+    both in the same `__manifest` commit as the existing table's promoted version, copying nothing."""
+    new = ["s2", "n"]
+    assert root.ns.create_namespace_on_branch(["s2"], "ci") is True
+    assert root.ns.create_namespace_on_branch(["s"], "ci") is False  # main has it
+    location = root.ns.table_location_on_branch(new, "ci")
+    data = pa.table({"id": [40, 41]})
+    written = lance.fragment.write_fragments(data, location, storage_options=root.storage)
+    made = root.ns.create_table_on_branch(new, "ci", data.schema, location)
+    assert (made.location, made.version, made.branch) == (location, 1, "ci")
+    assert (
+        root.ns.commit_table(new, lance.LanceOperation.Overwrite(data.schema, written), 1, branch="ci") == 2
+    )
+    root.ns.create_table_branch(TABLE, "ci")
+    _append_and_delete(root, "ci")
+
+    native = native_ns.DirectoryNamespace(**root.properties)
+    directory = location.rsplit("/tree/", 1)[0]
+    assert not root.ns.namespace_exists(["s2"]) and not root.ns.table_exists(new)
+    assert native.list_namespaces(lns.ListNamespacesRequest(id=[])).namespaces == ["s"]
+    assert root.rows(directory) == []  # main of its directory: empty
+    assert root.rows(root.ns.describe_table(new, branch="ci").location) == [40, 41]
+    on_branch = lance.dataset(directory, storage_options=root.storage).checkout_version(("ci", None))
+    assert sorted(on_branch.to_table().column("id").to_pylist()) == [40, 41]
+    with pytest.raises(errors.NamespaceNotFoundError):
+        root.ns.describe_table(new)
+    files = {path for path in root.ns.storage.files(directory) if "/data/" in f"/{path}"}
+
+    promoted = promote(root.ns, "ci", WHO)
+
+    main = root.ns.describe_table(new)
+    assert promoted == {"s.t": root.ns.describe_table(TABLE).version, "s2.n": main.version}
+    assert main.location.rstrip("/") == directory
+    assert root.rows(main.location) == [40, 41]
+    native_location = native.describe_table(lns.DescribeTableRequest(id=new)).location
+    assert native_location is not None and root.rows(native_location) == [40, 41]
+    assert root.native_rows() == [0, 2, 3, 50, 51]
+    assert {path for path in root.ns.storage.files(directory) if "/data/" in f"/{path}"} == files
+    seen = _manifest_versions_holding(root, ["s2", "s2$n", f"s$t${promoted['s.t']}"])
+    assert len(seen) == 3 and len(set(seen.values())) == 1, seen  # one __manifest commit
+    assert root.ns.objects_on_branch("ci") == []
+    # main's later commits build on it
+    later = lance.fragment.write_fragments(
+        pa.table({"id": [42]}), main.location, storage_options=root.storage
+    )
+    root.ns.commit_table(new, lance.LanceOperation.Append(later), main.version)
+    assert root.rows(main.location) == [40, 41, 42]
+
+
+def test_a_promoted_branch_is_not_deleted_and_cleanup_keeps_mains_rows(root: Root) -> None:
+    """Main reads the files a promoted branch wrote: deleting the branch is refused (the engine's
+    spec operation and `lancens.delete_branch`), and cleanup of main, old versions reclaimed, keeps
+    every row main reads (pylance and a fresh native namespace)."""
+    from dbt.adapters.lancens.metadata import maintenance
+    from dbt.adapters.lancens.metadata.branches import delete_branch
+
+    root.ns.create_table_branch(TABLE, "ci")
+    _append_and_delete(root, "ci")
+    branch_files = {path for path in root.files() if path.startswith("tree/ci/")}
+    assert branch_files
+    promote(root.ns, "ci", WHO)
+    main = root.ns.describe_table(TABLE)
+    assert main.version is not None
+    later = lance.fragment.write_fragments(
+        pa.table({"id": [60]}), main.location, storage_options=root.storage
+    )
+    root.commit(lance.LanceOperation.Append(later), main.version)
+    expected = [0, 2, 3, 50, 51, 60]
+
+    with pytest.raises(errors.InvalidInputError, match="was promoted and main reads files"):
+        root.ns.delete_table_branch(TABLE, "ci")
+    with pytest.raises(errors.InvalidInputError, match="was promoted"):
+        delete_branch(root.ns, "ci")
+    maintenance.cleanup_table(root.ns, TABLE, retain_versions=1)
+
+    assert [b.name for b in root.ns.list_table_branches(TABLE).items] == ["ci"]
+    assert branch_files <= root.files()
+    assert root.rows(root.location) == expected == root.native_rows()

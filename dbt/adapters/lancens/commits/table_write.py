@@ -187,7 +187,7 @@ def table_seen(runtime: LancensRuntime, table_id: Sequence[str]) -> TableSeen | 
         return None
     try:
         info = runtime.namespace.describe_table(list(table_id))
-    except errors.TableNotFoundError:
+    except (errors.TableNotFoundError, errors.NamespaceNotFoundError):  # the latter: a branch's schema
         return TableSeen(None)
     return TableSeen(None if info.declared_only or info.version is None else info)
 
@@ -218,8 +218,8 @@ def open_write(
     else:
         try:
             info = namespace.describe_table(list(table_id))
-        except errors.TableNotFoundError:
-            if must_exist:
+        except (errors.TableNotFoundError, errors.NamespaceNotFoundError):
+            if must_exist and landing.read_target(table_id) is None:  # else: only a branch has it
                 raise
             info = None
     if info is None:

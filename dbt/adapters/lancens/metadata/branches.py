@@ -31,6 +31,18 @@ def list_branches(namespace: DirectoryNamespace) -> list[dict[str, Any]]:
                     "version": version,
                 }
             )
+    for name in namespace.branches_with_objects():  # tables only a branch has
+        for table in branched_tables(namespace, name):
+            if table.new:
+                rows.append(
+                    {
+                        "branch": name,
+                        "table": table.name,
+                        "from_branch": "(new)",
+                        "from_version": table.record.parent_version,
+                        "version": table.branch.version,
+                    }
+                )
     return sorted(rows, key=lambda row: (row["branch"], row["table"]))
 
 
@@ -50,14 +62,20 @@ def delete_branch(namespace: DirectoryNamespace, name: str) -> list[str]:
     13 naming the tables whose main reads the branch's files (a promoted branch), before any
     deletion. Deleting a branch lets the next cleanup reclaim the main versions it held."""
     tables = branched_tables(namespace, name)
-    if not tables:
+    only_here = namespace.objects_on_branch(name)
+    if not tables and not only_here:
         raise errors.TableNotFoundError(f"no table has branch {name!r}")
-    promoted = [table.name for table in tables if branch_files_in_use(namespace, table.id, name)]
+    promoted = [
+        table.name for table in tables if not table.new and branch_files_in_use(namespace, table.id, name)
+    ]
     if promoted:
         raise errors.InvalidInputError(
             f"branch {name!r} was promoted: main reads files it wrote in {', '.join(promoted)}; "
             "it is kept (deleting it would delete rows of main); nothing was deleted"
         )
     for table in tables:
-        namespace.delete_table_branch(table.id, name)
+        if not table.new:
+            namespace.delete_table_branch(table.id, name)
+    for item in only_here:  # main never had them: their directories go too
+        namespace.forget_on_branch(item, drop=True)
     return [table.name for table in tables]

@@ -154,9 +154,12 @@ def read_catalog(
     """
     wanted_schemas = {schema.lower() for schema in schemas or ()}
     wanted_relations = {(schema.lower(), name.lower()) for schema, name in relations or ()}
+    listed = runtime.namespace.list_objects()
+    if runtime.branch_landing is not None:  # and the tables only a branch target's branch has
+        listed = [*listed, *runtime.branch_landing.catalog_entries(runtime.namespace)]
     entries = [
         entry
-        for entry in runtime.namespace.list_objects()
+        for entry in listed
         if entry.object_type in (TABLE_TYPE, VIEW_TYPE)
         and len(entry.id) > 1
         and (

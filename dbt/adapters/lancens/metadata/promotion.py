@@ -13,15 +13,22 @@ through a base path main registers for the branch's directory (`add_bases`, a ve
 with main's rows unchanged, made before the promotion's commit). The branch therefore stays: main
 reads its files (`branch_files_in_use`; `lancens.delete_branch` refuses it).
 
+A table or namespace only the branch has (made by a branch target: the engine's `branch_objects.py`)
+is registered on main by the same catalog commit: the table's own directory, which no catalog lists
+yet, first gets main's version with the branch's fragments (a plain Lance commit there, invisible),
+and its row, and the namespaces' rows, are inserted with the other tables' versions
+(`DirectoryNamespace.publish_branch`). No data file is copied for them either.
+
 With table version management all tables land in ONE `__manifest` commit (the engine's staged
 commits and `publish`, the atomic-publish machinery), so a reader of main sees all of the promotion
-or none of it; without it they are committed one after another.
+or none of it; without it they are committed one after another, and the new objects' rows are
+inserted last, in one commit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import lance
 from lance.dataset import DatasetBasePath
@@ -29,7 +36,7 @@ from lance.fragment import DataFile, DeletionFile, FragmentMetadata
 
 from dbt.adapters.lancens.metadata.engine_dataset import open_for_commits
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages, errors
-from dbt.adapters.lancens.namespace.branches import branch_location, validate_name
+from dbt.adapters.lancens.namespace.branches import branch_info, branch_location, validate_name
 from dbt.adapters.lancens.namespace.models import BranchInfo, TableInfo
 
 
@@ -41,6 +48,9 @@ class BranchedTable:
     main: TableInfo
     branch: TableInfo
     record: BranchInfo
+    # a table only the branch has (the engine's `branch_objects.py`): main's side is its own
+    # unregistered directory, which the promotion registers in main's catalog
+    new: bool = False
 
     @property
     def main_version(self) -> int:
@@ -66,6 +76,8 @@ def main_moved(namespace: DirectoryNamespace, table: BranchedTable) -> bool:
     interrupted promotion of this branch registered, which a new attempt must be able to go past."""
     if table.record.parent_branch is not None:
         return True
+    if table.new:  # its directory's main is written by promotions only; main's catalog must lack it
+        return namespace.table_exists(table.id)
     if table.main_version == table.record.parent_version:
         return False
     now = namespace.dataset_at(table.main.location, table.main_version)
@@ -85,7 +97,8 @@ def _version(info: TableInfo) -> int:
 
 
 def branched_tables(namespace: DirectoryNamespace, name: str) -> list[BranchedTable]:
-    """Every table of the root that has branch `name` (13 for a bad name)."""
+    """Every table of the root that has branch `name` (13 for a bad name), those only the branch
+    has included."""
     validate_name(name, "branch")
     found = []
     for entry in namespace.list_objects():
@@ -97,6 +110,21 @@ def branched_tables(namespace: DirectoryNamespace, name: str) -> list[BranchedTa
             continue
         record = next(b for b in all_pages(namespace.list_table_branches, entry.id) if b.name == name)
         found.append(BranchedTable(list(entry.id), namespace.describe_table(entry.id), branch, record))
+    registered = {tuple(table.id): table.main.location.rstrip("/") for table in found}
+    for item in namespace.objects_on_branch(name):
+        if item.kind != "table" or item.location is None:
+            continue
+        if registered.get(tuple(item.id)) == item.location.rstrip("/"):
+            namespace.forget_on_branch(item)  # promoted already (a promotion killed before forgetting)
+            continue
+        try:
+            branch = namespace.describe_table(item.id, branch=name)
+        except (errors.TableBranchNotFoundError, errors.TableNotFoundError, errors.NamespaceNotFoundError):
+            continue  # its creation was killed before the branch existed: nothing to promote
+        main = lance.dataset(item.location, storage_options=namespace.storage_options or None)
+        main_info = replace(branch, location=item.location, version=main.version, branch=None)
+        record = branch_info(name, main.branches.list()[name])
+        found.append(BranchedTable(list(item.id), main_info, branch, record, new=True))
     return found
 
 
@@ -105,7 +133,7 @@ def promote(namespace: DirectoryNamespace, name: str, properties: dict[str, str]
     table -> main's new version. 4 when no table has the branch; 14 naming the tables whose main
     moved since the branch was made (nothing is written then)."""
     tables = branched_tables(namespace, name)
-    if not tables:
+    if not tables and not namespace.objects_on_branch(name):
         raise errors.TableNotFoundError(f"no table has branch {name!r}: nothing to promote")
     changed = [table for table in tables if table.changed]
     moved = [table for table in changed if main_moved(namespace, table)]
@@ -120,19 +148,56 @@ def promote(namespace: DirectoryNamespace, name: str, properties: dict[str, str]
             "nothing was promoted (Lance has no merge): rebuild the branch from main's new versions "
             "(a new branch name) and promote that"
         )
-    operations = [(table, _promotion(namespace, table, properties)) for table in changed]
+    operations = [(table, _promotion(namespace, table, properties)) for table in changed if not table.new]
+    for table in changed:  # committed in their own, unregistered directories: invisible until
+        if table.new:  # the catalog commit below registers them
+            _commit_new(namespace, table, properties)
     if namespace.version_management_enabled():
         staged = [
             namespace.stage_table_commit(table.id, operation, read_version, transaction_properties=properties)
             for table, (operation, read_version) in operations
         ]
-        return {".".join(key): version for key, version in namespace.publish(staged).items()}
-    return {
-        table.name: namespace.commit_table(
-            table.id, operation, read_version, transaction_properties=properties
-        )
-        for table, (operation, read_version) in operations
-    }
+        published = namespace.publish_branch(name, staged)
+    else:
+        published = {
+            tuple(table.id): namespace.commit_table(
+                table.id, operation, read_version, transaction_properties=properties
+            )
+            for table, (operation, read_version) in operations
+        }
+        namespace.publish_branch(name)
+    for table in changed:
+        if table.new:
+            published[tuple(table.id)] = _version(namespace.describe_table(table.id))
+    for item in namespace.objects_on_branch(name):
+        namespace.forget_on_branch(item)  # main has them now
+    return {".".join(key): version for key, version in published.items()}
+
+
+def _commit_new(namespace: DirectoryNamespace, table: BranchedTable, properties: dict[str, str]) -> None:
+    """Main's version of a table only the branch had, in its own directory, which no catalog lists
+    yet: a plain Lance commit there (unless a killed promotion made it already)."""
+    location = table.main.location.rstrip("/")
+    options = namespace.storage_options or None
+    branch = namespace.dataset_at(table.branch.location, table.branch_version)
+    main = lance.dataset(location, storage_options=options)
+    if main.version > table.record.parent_version and main.schema == branch.schema:
+        if [f.metadata.id for f in main.get_fragments()] == [f.metadata.id for f in branch.get_fragments()]:
+            return
+    if any(_reads_own_files(fragment) for fragment in _fragments(branch)):
+        own = table.branch.location.rstrip("/")
+        if not any(_same(base.path, own) for base in main.base_paths().values()):
+            main.add_bases([DatasetBasePath(own, name=f"branch {table.branch.branch}", is_dataset_root=True)])
+            main = lance.dataset(location, storage_options=options)
+    key = next((k for k, base in main.base_paths().items() if _same(base.path, table.branch.location)), None)
+    inherited = {k for k, base in branch.base_paths().items() if _same(base.path, location)}
+    remapped = [
+        _remapped(fragment, lambda base: key if base is None else None if base in inherited else base)
+        for fragment in _fragments(branch)
+    ]
+    operation = _operation(_kind(main, branch, table.name), main, branch, remapped)
+    transaction = lance.Transaction(main.version, operation, transaction_properties=properties)
+    lance.LanceDataset.commit(location, transaction, storage_options=options)
 
 
 def _promotion(

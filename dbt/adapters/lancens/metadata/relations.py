@@ -27,10 +27,11 @@ def list_relations(
     start of a run, the one the connection's root check read (`connections._check_root`)."""
     namespace = runtime.namespace
     with namespace.consistent_reads(shared=True):
-        if not namespace.namespace_exists(namespace_id):
-            return []
-        tables = all_pages(namespace.list_tables, namespace_id)
-        views = all_pages(namespace.list_views, namespace_id)
+        exists = namespace.namespace_exists(namespace_id)
+        tables = all_pages(namespace.list_tables, namespace_id) if exists else []
+        views = all_pages(namespace.list_views, namespace_id) if exists else []
+    if runtime.branch_landing is not None:  # a branch target's tables main does not have
+        tables = [*tables, *runtime.branch_landing.tables_only_here(namespace, namespace_id)]
     schema = namespace_to_schema(namespace_id)
     return [
         LancensRelation.create(database=database, schema=schema, identifier=name, type=kind)

@@ -10,8 +10,13 @@ from dbt.adapters.lancens.runtime.process import LancensRuntime
 
 
 def create_schema(runtime: LancensRuntime, namespace_id: list[str]) -> None:
-    """Create the namespace and any missing parent; an existing one is left as it is."""
+    """Create the namespace and any missing parent; an existing one is left as it is. A branch
+    target makes a missing one on its branch only (main gets it when the branch is promoted)."""
     namespace = runtime.namespace
+    if runtime.branch_landing is not None:
+        runtime.branch_landing.create_schema(namespace, namespace_id)
+        runtime.catalog.ensure_database(namespace_id)
+        return
     for depth in range(1, len(namespace_id) + 1):
         level = namespace_id[:depth]
         if namespace.namespace_exists(level):

@@ -6,7 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from dbt.adapters.lancens.namespace import errors, ids, layout
+import lance
+import pyarrow as pa
+
+from dbt.adapters.lancens.namespace import branch_objects, errors, ids, layout
+from dbt.adapters.lancens.namespace.branch_objects import BranchObject
 from dbt.adapters.lancens.namespace.branches import (
     MAIN,
     branch_info,
@@ -15,6 +19,7 @@ from dbt.adapters.lancens.namespace.branches import (
     claimed,
     has_ref,
     require,
+    resolve,
     validate_name,
 )
 from dbt.adapters.lancens.namespace.context import NamespaceContext
@@ -109,7 +114,8 @@ class BranchOps:
     def delete_table_branch(self, id: Sequence[str], name: str) -> BranchInfo:
         """Delete branch ``name``: its ref and ``tree/<name>/`` (what only it references). 22 for
         a missing branch; 13, as native, while branches created from it live (their manifests name
-        its files), naming them."""
+        its files), naming them; 13 (native deletes it) for a promoted branch, whose files main reads
+        through a base path (``metadata/promotion.py``)."""
         name = validate_name(name, "name")
         table = self._ctx.resolve_table(id)
         branches = self._branches(table)
@@ -121,8 +127,16 @@ class BranchOps:
                 f"table {ids.display(table.id)}: branch {name!r} cannot be deleted while branches created "
                 f"from it live ({', '.join(ids.sort_names(children))}); delete those first"
             )
+        main = self._ctx.open_dataset(table.location, table.latest)
+        own = branch_location(table.location, name)
+        if any(base.path.rstrip("/") == own for base in main.base_paths().values()):
+            # a promoted branch: main's versions read the files it wrote through a base path
+            raise errors.InvalidInputError(
+                f"table {ids.display(table.id)}: branch {name!r} was promoted and main reads files it "
+                f"wrote ({own}); deleting it would delete rows of main, so it is kept"
+            )
         try:
-            self._ctx.open_dataset(table.location, table.latest).branches.delete(name)
+            main.branches.delete(name)
         except (OSError, ValueError) as exc:
             if not has_ref(self._ctx, table.location, name):
                 raise errors.TableBranchNotFoundError(
@@ -143,7 +157,7 @@ class BranchOps:
             return self._tables.describe_table(id, version)
         if version is not None:
             ids.validate_version(version)
-        table = self._ctx.resolve_table(id)
+        table = resolve(self._ctx, ids.validate(id, what="table", allow_root=False), branch)
         at_branch = ResolvedTable(table.id, require(self._ctx, table, branch), table.in_manifest, False)
         try:
             info = self._tables._table_info(at_branch, version)
@@ -152,3 +166,126 @@ class BranchOps:
                 f"branch {branch!r} of table {ids.display(table.id)} has no version {version}"
             ) from None
         return replace(info, branch=branch)
+
+    # -- objects only a branch has (branch_objects.py) ---------------------------------------------
+    def _require_parent(self, namespace_id: list[str], name: str) -> None:
+        """1 unless namespace ``namespace_id`` exists on main or on branch ``name``."""
+        if not namespace_id or self._ctx_namespace_exists(namespace_id):
+            return
+        item = branch_objects.find(self._ctx, name, namespace_id)
+        if item is None or item.kind != "namespace":
+            raise errors.NamespaceNotFoundError(
+                f"namespace {ids.display(namespace_id)} exists neither on main nor on branch {name!r}"
+            )
+
+    def _ctx_namespace_exists(self, namespace_id: list[str]) -> bool:
+        try:
+            self._ctx.require_namespace(namespace_id)
+        except errors.NamespaceNotFoundError:
+            return False
+        return True
+
+    def create_namespace_on_branch(self, id: Sequence[str], name: str) -> bool:
+        """Namespace ``id`` on branch ``name`` only (main gets it when the branch is promoted);
+        False when main has it already. 1 for a parent neither has, 13 for a bad name or id."""
+        name = validate_name(name, "branch")
+        namespace_id = ids.validate(id, what="namespace", allow_root=False)
+        if self._ctx_namespace_exists(namespace_id):
+            return False
+        self._require_parent(namespace_id[:-1], name)
+        branch_objects.record(self._ctx, name, namespace_id, "namespace")
+        return True
+
+    def create_table_on_branch(
+        self, id: Sequence[str], name: str, schema: pa.Schema, location: str
+    ) -> TableInfo:
+        """Table ``id``, which main does not have, on branch ``name`` only: ``location`` is the
+        branch's directory (``<table directory>/tree/<name>``) where its first write's files went.
+        The table directory gets main's one empty version of ``schema`` and the branch from it; the
+        record (``branch_objects``) makes the engine resolve the table on the branch. Finishes a
+        creation a killed writer left. 5 when main has the table, 1 for a namespace neither has,
+        14 when another writer made it on the branch elsewhere, 13 for a ``location`` that is no
+        branch directory."""
+        name = validate_name(name, "branch")
+        table_id = ids.validate(id, what="table", allow_root=False)
+        suffix = f"/{layout.BRANCH_TREE_DIR}/{name}"
+        if not location.rstrip("/").endswith(suffix):
+            raise errors.InvalidInputError(f"location {location} is not a directory of branch {name!r}")
+        directory = location.rstrip("/")[: -len(suffix)]
+        if self._ctx.table_exists(table_id):
+            raise errors.TableAlreadyExistsError(
+                f"table {ids.display(table_id)} exists on main: branch {name!r} builds on main's"
+            )
+        self._require_parent(table_id[:-1], name)
+        item = branch_objects.record(self._ctx, name, table_id, "table", directory)
+        if item.location is None or item.location.rstrip("/") != directory:
+            raise errors.ConcurrentModificationError(
+                f"table {ids.display(table_id)} was made on branch {name!r} by another writer meanwhile "
+                f"(at {item.location}); nothing of this write was committed: run it again"
+            )
+        if not layout.has_versions(self._ctx.fs, directory):
+            empty = lance.LanceOperation.Overwrite(schema, [])
+            try:
+                lance.LanceDataset.commit(directory, empty, storage_options=self._ctx.lance_options)
+            except OSError:
+                if not layout.has_versions(self._ctx.fs, directory):
+                    raise  # else another writer of the record made it
+        table = ResolvedTable(table_id, directory, False, False)
+        if not has_ref(self._ctx, directory, name):
+            try:
+                with claimed(self._ctx, table, name):
+                    self._create(table, name, None, 1)
+            except errors.TableBranchAlreadyExistsError:
+                pass  # the record's other writer made it: build on it
+        return self.describe_table(table_id, name)
+
+    def table_location_on_branch(self, id: Sequence[str], name: str) -> str:
+        """Where a write of table ``id``, which main does not have, puts its files on branch
+        ``name``: the branch directory of the table's directory (recorded by a killed creation, else
+        a new one), for ``create_table_on_branch``."""
+        name = validate_name(name, "branch")
+        table_id = ids.validate(id, what="table", allow_root=False)
+        item = branch_objects.find(self._ctx, name, table_id)
+        directory = item.location if item is not None and item.location else self._ctx.new_location(table_id)
+        return branch_location(directory, name)
+
+    def promotion_rows(self, name: str) -> list[dict[str, object]]:
+        """The ``__manifest`` rows that register on main what only branch ``name`` has: its
+        namespaces main lacks, parents first, then its tables at their directories."""
+        rows: list[dict[str, object]] = []
+        for item in self.objects_on_branch(name):
+            if item.kind == "namespace":
+                if not self._ctx_namespace_exists(item.id):
+                    rows.append(
+                        {
+                            "object_id": ids.object_id(item.id),
+                            "object_type": "namespace",
+                            "location": None,
+                            "metadata": None,
+                        }
+                    )
+            elif item.location is not None and not self._ctx.table_exists(item.id):
+                rows.append(
+                    {
+                        "object_id": ids.object_id(item.id),
+                        "object_type": "table",
+                        "location": layout.relative_location(self._ctx.fs, item.location),
+                        "metadata": None,
+                        "base_objects": None,
+                    }
+                )
+        return rows
+
+    def branches_with_objects(self) -> list[str]:
+        """The branches that have tables or namespaces main does not."""
+        return branch_objects.branch_names(self._ctx)
+
+    def objects_on_branch(self, name: str) -> list[BranchObject]:
+        """What only branch ``name`` has: namespaces (parents first), then tables."""
+        return branch_objects.listed(self._ctx, validate_name(name, "branch"))
+
+    def forget_on_branch(self, item: BranchObject, drop: bool) -> None:
+        """Forget ``item``'s record: promoted (main has it now), or ``drop``: deleted with its directory."""
+        if drop and item.location is not None:
+            self._ctx.fs.rm_tree(item.location)
+        branch_objects.forget(self._ctx, item)

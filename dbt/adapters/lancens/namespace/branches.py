@@ -24,7 +24,8 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
-from dbt.adapters.lancens.namespace import errors, ids, layout
+from dbt.adapters.lancens.namespace import branch_objects, errors, ids, layout
+from dbt.adapters.lancens.namespace.branch_objects import ENGINE_DIR
 from dbt.adapters.lancens.namespace.context import NamespaceContext
 from dbt.adapters.lancens.namespace.models import BranchInfo, ResolvedTable
 
@@ -33,8 +34,6 @@ MAIN = "main"
 # longest component a branch makes (Lance itself fails with an internal error past it).
 _MAX_COMPONENT_BYTES = 255
 _REF_SUFFIX = ".json"
-# The engine's own files at the root, beside the tables (no table directory name starts with '.').
-ENGINE_DIR = ".lancens-branches"
 
 
 def validate_name(name: object, argument: str, main_allowed: bool = False) -> str:
@@ -100,17 +99,44 @@ def require(context: NamespaceContext, table: ResolvedTable, name: str) -> str:
     return branch_location(table.location, name)
 
 
+def only_on_branch(context: NamespaceContext, table_id: list[str], name: str) -> ResolvedTable | None:
+    """A table main does not have that branch ``name`` made (``branch_objects.py``), once its branch
+    exists; None otherwise."""
+    item = branch_objects.find(context, name, table_id)
+    if item is None or item.kind != "table" or item.location is None:
+        return None
+    if not has_ref(context, item.location, name):
+        return None  # its creation has not finished (or was killed): the next write finishes it
+    return ResolvedTable(list(table_id), item.location, False, False)
+
+
+def resolve(context: NamespaceContext, table_id: list[str], name: str) -> ResolvedTable:
+    """The table that has branch ``name``: main's, else one only the branch has (4 or 1 as main's
+    resolution when neither)."""
+    try:
+        return context.resolve_table(table_id)
+    except (errors.TableNotFoundError, errors.NamespaceNotFoundError):
+        found = only_on_branch(context, table_id, name)
+        if found is None:
+            raise
+        return found
+
+
 def commit_target(
     context: NamespaceContext, table: ResolvedTable, new_table: bool, name: str, location: str | None
 ) -> ResolvedTable:
     """Where a commit to branch ``name`` of ``table`` lands (``commit.commit_table``): the
     branch's dataset, committed file-based (native tracks no branch version in ``__manifest``).
-    4 for a table that does not exist yet (a branch starts from a version of main), 22 for a
-    missing branch, 13 for a ``location`` that is not the branch's."""
+    A table main does not have is one the branch made (``create_table_on_branch``), else 4; 22 for
+    a missing branch, 13 for a ``location`` that is not the branch's."""
     if new_table:
-        raise errors.TableNotFoundError(
-            f"table {ids.display(table.id)} not found: a branch commit needs the table on main"
-        )
+        found = only_on_branch(context, table.id, name)
+        if found is None:
+            raise errors.TableNotFoundError(
+                f"table {ids.display(table.id)} not found: a branch commit needs the table on main, "
+                "or made on the branch first (create_table_on_branch)"
+            )
+        table = found
     target = require(context, table, name)
     if location is not None and location.rstrip("/") != target:
         raise errors.InvalidInputError(

@@ -327,13 +327,19 @@ def _commit(manager: VersionManager, request: CommitRequest, stage_only: bool) -
     # inserted by a commit that plans against the latest version again on any conflict.
     with manager._ctx.manifest.snapshot():
         on_main = request.location if request.branch is None else None
-        table, table_row = _target(manager, request.table_id, on_main, request.read_version)
+        try:
+            table, table_row = _target(manager, request.table_id, on_main, request.read_version)
+        except errors.NamespaceNotFoundError:
+            if request.branch is None:
+                raise
+            # a table in a namespace only the branch has (branch_objects.py): commit_target finds it
+            table, table_row = ResolvedTable(request.table_id, "", False, True), {}
         managed = stage_only or manager.management_enabled()
     if request.branch is not None:  # never staged: stage_table_commit takes no branch
         table = branches.commit_target(
             manager._ctx, table, table_row is not None, request.branch, request.location
         )
-        managed = False
+        table_row, managed = None, False  # a branch's table gets no row on main
     transaction = lance.Transaction(
         _read_version(manager, table, request.read_version),
         request.operation,

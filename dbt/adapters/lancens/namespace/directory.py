@@ -13,9 +13,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import lance
+import pyarrow as pa
 from lance.lance import _Session as LanceSession
 
 from dbt.adapters.lancens.namespace import commit, errors
+from dbt.adapters.lancens.namespace.branch_objects import BranchObject
 from dbt.adapters.lancens.namespace.branch_ops import BranchOps
 from dbt.adapters.lancens.namespace.catalog_ops import CatalogOps
 from dbt.adapters.lancens.namespace.commit import StagedCommit
@@ -347,6 +349,31 @@ class DirectoryNamespace:
 
     def delete_table_branch(self, id: Sequence[str], name: str) -> BranchInfo:
         return self._branches.delete_table_branch(id, name)
+
+    def create_table_on_branch(
+        self, id: Sequence[str], name: str, schema: pa.Schema, location: str
+    ) -> TableInfo:
+        return self._branches.create_table_on_branch(id, name, schema, location)
+
+    def table_location_on_branch(self, id: Sequence[str], name: str) -> str:
+        return self._branches.table_location_on_branch(id, name)
+
+    def create_namespace_on_branch(self, id: Sequence[str], name: str) -> bool:
+        return self._branches.create_namespace_on_branch(id, name)
+
+    def publish_branch(self, name: str, staged: Sequence[StagedCommit] = ()) -> dict[tuple[str, ...], int]:
+        """``publish`` of ``staged`` with the rows that register what only branch ``name`` has
+        (its namespaces and tables, ``branch_ops.promotion_rows``): ONE ``__manifest`` commit."""
+        return commit.publish(self._versions, staged, self._branches.promotion_rows(name))
+
+    def branches_with_objects(self) -> list[str]:
+        return self._branches.branches_with_objects()
+
+    def objects_on_branch(self, name: str) -> list[BranchObject]:
+        return self._branches.objects_on_branch(name)
+
+    def forget_on_branch(self, item: BranchObject, drop: bool = False) -> None:
+        self._branches.forget_on_branch(item, drop)
 
     # ------------------------------------------------------------------ commits (commit.py)
     def commit_table(

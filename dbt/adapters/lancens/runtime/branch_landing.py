@@ -8,8 +8,11 @@ written in the branch's own directory (`<table>/tree/<branch>/`) and committed t
 runtime's one catalog refresh): a table that has the branch is read on it, every other table on
 main, so a branch holds only what the target built, as dbt's defer reads unbuilt models elsewhere.
 
-What cannot live on a branch is refused or kept in the run, never written to main: a table that
-does not exist on main yet (Lance branches a version of main; 13 naming the table); a view's
+A table or schema main does not have is made on the branch only (the engine's `branch_objects.py`:
+a table directory of its own, unregistered, with an empty main version and the rows on the branch),
+so main's catalog never lists it before `lancens.promote_branch` registers it.
+
+What cannot live on a branch is kept in the run, never written to main: a view's
 namespace record (a view has no branches: Spark's session gets it, later models and tests of the
 run read it, main's record is untouched); `lance_maintenance` (it would rewrite main's files).
 """
@@ -41,7 +44,7 @@ class BranchLanding(DirectLanding):
         (or does not exist)."""
         try:
             return namespace.describe_table(list(table_id), branch=self.name)
-        except (errors.TableBranchNotFoundError, errors.TableNotFoundError):
+        except (errors.TableBranchNotFoundError, errors.TableNotFoundError, errors.NamespaceNotFoundError):
             return None
 
     def write_target(
@@ -89,18 +92,25 @@ class BranchLanding(DirectLanding):
     def version_read(self, namespace: DirectoryNamespace, table_id: Sequence[str]) -> int | None:
         """The branch's version, or main's before the branch exists (the branch will start at it)."""
         info = self.branch_of(namespace, table_id)
-        return info.version if info is not None else namespace.describe_table(list(table_id)).version
+        if info is not None:
+            return info.version
+        try:
+            return namespace.describe_table(list(table_id)).version
+        except (errors.TableNotFoundError, errors.NamespaceNotFoundError):
+            return None  # new on the branch: there is nothing a query could have read
 
     def reserve(
         self, namespace: DirectoryNamespace, table_id: Sequence[str]
     ) -> tuple[TableInfo | None, bool]:
-        """Refused: a Lance branch starts from a version of main, and declaring the table on main
-        would show it there before any promotion."""
-        raise errors.InvalidInputError(
-            f"table {'.'.join(table_id)} does not exist on main, and the target builds on branch "
-            f"{self.name!r}: a branch starts from a version of main, so a new table cannot be built on "
-            "a branch yet; build it once without `branch:` (or on main first), then on the branch"
-        )
+        """A table main does not have is made on the branch only (`branch_objects.py` in the engine):
+        the one this target made already, else a place in the branch's directory of a new table
+        directory, which `land` creates with the write's first commit. Nothing is declared on main."""
+        made = self.branch_of(namespace, table_id)
+        if made is not None:
+            return made, False
+        location = namespace.table_location_on_branch(list(table_id), self.name)
+        new = TableInfo(list(table_id), table_id[-1], list(table_id[:-1]), location, None, None, {}, True)
+        return replace(new, branch=self.name), False
 
     def land(
         self,
@@ -114,7 +124,17 @@ class BranchLanding(DirectLanding):
         staged_tip: StagedCommit | None = None,
     ) -> int:
         """The engine's commit on the branch; `location` (where the files were written) must be the
-        branch's own (13 otherwise: files written to main's directory would be lost to the branch)."""
+        branch's own (13 otherwise: files written to main's directory would be lost to the branch).
+        A table neither main nor the branch has is created on the branch first, from the schema of
+        its first write (an `Overwrite`), so main's catalog never lists it."""
+        if self.branch_of(namespace, table_id) is None:
+            if not isinstance(operation, lance.LanceOperation.Overwrite) or location is None:
+                raise errors.InvalidInputError(
+                    f"table {'.'.join(table_id)} does not exist on branch {self.name!r}: its first "
+                    "write must create it (a full build), not change it"
+                )
+            namespace.create_table_on_branch(list(table_id), self.name, operation.new_schema, location)
+            read_version = 1  # the branch's first version: main's empty one
         return namespace.commit_table(
             list(table_id),
             operation,
@@ -165,6 +185,31 @@ class BranchLanding(DirectLanding):
         dataset = namespace.dataset_at(info.location, info.version)
         operation = metadata_update(dataset, table_metadata, field_metadata, table_name)
         self.land(namespace, table_id, operation, info.version, {}, location=info.location)
+
+    def create_schema(self, namespace: DirectoryNamespace, namespace_id: Sequence[str]) -> None:
+        """A schema (and its missing parents) the target needs: on the branch only when main lacks
+        it (`lancens.promote_branch` creates it on main)."""
+        for depth in range(1, len(namespace_id) + 1):
+            namespace.create_namespace_on_branch(list(namespace_id[:depth]), self.name)
+
+    def tables_only_here(self, namespace: DirectoryNamespace, namespace_id: Sequence[str]) -> list[str]:
+        """The names of the tables directly in `namespace_id` that only this branch has."""
+        return [
+            item.id[-1]
+            for item in namespace.objects_on_branch(self.name)
+            if item.kind == "table"
+            and item.id[:-1] == list(namespace_id)
+            and self.branch_of(namespace, item.id) is not None
+        ]
+
+    def catalog_entries(self, namespace: DirectoryNamespace) -> list[ObjectEntry]:
+        """The catalog entries (`dbt docs generate`) of the tables only this branch has."""
+        entries = []
+        for item in namespace.objects_on_branch(self.name):
+            info = self.branch_of(namespace, item.id) if item.kind == "table" else None
+            if info is not None:
+                entries.append(ObjectEntry(list(item.id), "table", info.location))
+        return entries
 
     def refuse(self, action: str) -> None:
         """Refuse `action`, which changes main's objects themselves (a drop, a rename, a clone):
