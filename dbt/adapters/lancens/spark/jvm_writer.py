@@ -12,32 +12,38 @@ writes 2.1 by default, and pylance commits 2.1 files into a 2.2 table with a rea
 which lance-core can never open the table again.
 
 Cleanup: every fragment any task attempt finished is reported to a Spark accumulator that counts
-failed tasks too. A failed write deletes all of them (a task that failed midway ends its files
-cleanly and reports them before it fails); a successful one deletes those of attempts Spark
-retried, which no result names.
+failed tasks too. A failed write waits for the job's other tasks to stop, then deletes all of
+them (a task that fails midway, or that Spark stops because another failed, ends its files cleanly
+and reports them before it ends); a successful one deletes those of attempts Spark retried, which
+no result names.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 from lance.fragment import FragmentMetadata
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from dbt.adapters.lancens.spark.column_names import column_names
-from dbt.adapters.lancens.spark.java_classes import java_class
+from dbt.adapters.lancens.spark.java_classes import java_class, seq_elements
 from dbt.adapters.lancens.spark.options import DEFAULT_MAX_ROWS_PER_FILE
 from dbt.adapters.lancens.spark.writer import delete_fragment_files, discard_uncommitted
 
+log = logging.getLogger(__name__)
 WRITER_CLASS = "org.dbtlancens.spark.FragmentWriter"
 _ACCUMULATOR_CLASS = "org.apache.spark.util.CollectionAccumulator"
 JOB_DESCRIPTION = "spark.job.description"
+# How long a failed write waits for its other tasks to end before deleting what they wrote.
+TASKS_END_WAIT = 300.0
 # How the write's Spark job is described (Spark's UI, its status store): the table's location follows.
 JOB_PREFIX = "dbt-lancens: Lance data files written in the JVM to"
 # The data-file version pylance 14 gives a new table (tests/unit/test_jvm_writer.py checks it still
@@ -105,6 +111,7 @@ def write_fragments(frame: DataFrame, target: JvmWrite) -> list[FragmentMetadata
         tasks = ordered._jdf.queryExecution().toRdd().toJavaRDD().mapPartitions(task)
         rows = [str(row) for row in tasks.collect()]
     except BaseException:
+        _wait_for_tasks(spark, f"{JOB_PREFIX} {target.location}")
         discard_uncommitted(target.location, dict(target.storage_options), _reported(written))
         raise
     finally:
@@ -115,6 +122,22 @@ def write_fragments(frame: DataFrame, target: JvmWrite) -> list[FragmentMetadata
             target.location, dict(target.storage_options), [FragmentMetadata.from_json(f) for f in retried]
         )
     return [FragmentMetadata.from_json(row) for row in rows]
+
+
+def _wait_for_tasks(spark: SparkSession, description: str) -> None:
+    """Return once no task of the jobs described `description` runs any more (or after
+    `TASKS_END_WAIT` seconds, logged). When a task fails, Spark fails the job at once but lets the
+    other running tasks end on their own: each stops at its next row and reports the files it
+    finished, which the accumulator only holds after that."""
+    store = spark._jsc.sc().statusStore()
+    deadline = time.monotonic() + TASKS_END_WAIT
+    while time.monotonic() < deadline:
+        jobs = seq_elements(store.jobsList(None))
+        described = [job for job in jobs if job.description().isDefined()]
+        if not any(str(job.description().get()) == description and job.numActiveTasks() for job in described):
+            return
+        time.sleep(0.1)
+    log.warning("tasks of the failed JVM write (%s) still run; files they finish may stay", description)
 
 
 def _in_schema_order(frame: DataFrame, schema: pa.Schema) -> DataFrame:
