@@ -236,3 +236,41 @@ def test_a_promoted_branch_is_not_deleted_and_cleanup_keeps_mains_rows(root: Roo
     assert [b.name for b in root.ns.list_table_branches(TABLE).items] == ["ci"]
     assert branch_files <= root.files()
     assert root.rows(root.location) == expected == root.native_rows()
+
+
+def test_without_table_version_management_a_promotion_is_one_step_or_refused(tmp_path: Path) -> None:
+    """A root without table version management: a promotion that would become visible in more than
+    one step (two tables) is refused naming the config, writing nothing; one table, or the new
+    objects' one catalog commit, is promoted."""
+    ns = DirectoryNamespace(str(tmp_path / "root"))
+    ns.create_namespace(["s"])
+    for name in ("t", "u"):
+        ns.create_table(["s", name], pa.table({"id": [0, 1]}))
+        ns.create_table_branch(["s", name], "ci")
+        location = ns.describe_table(["s", name], branch="ci").location
+        written = lance.fragment.write_fragments(pa.table({"id": [9]}), location)
+        ns.commit_table(["s", name], lance.LanceOperation.Append(written), 1, branch="ci")
+
+    with pytest.raises(errors.InvalidInputError, match=r"s\.t, s\.u.*table_version_management: true"):
+        promote(ns, "ci", WHO)
+    assert [ns.describe_table(["s", n]).version for n in ("t", "u")] == [1, 1]
+
+    ns.delete_table_branch(["s", "u"], "ci")
+    assert promote(ns, "ci", WHO) == {"s.t": 3}  # a base path version, then the branch's rows
+    assert sorted(lance.dataset(ns.describe_table(["s", "t"]).location).to_table()["id"].to_pylist()) == [
+        0,
+        1,
+        9,
+    ]
+
+    ns.create_namespace_on_branch(["s2"], "dev")
+    new = ["s2", "n"]
+    location = ns.table_location_on_branch(new, "dev")
+    data = pa.table({"id": [5]})
+    written = lance.fragment.write_fragments(data, location)
+    ns.create_table_on_branch(new, "dev", data.schema, location)
+    ns.commit_table(new, lance.LanceOperation.Overwrite(data.schema, written), 1, branch="dev")
+    assert not ns.namespace_exists(["s2"])
+    promoted = promote(ns, "dev", WHO)
+    assert list(promoted) == ["s2.n"]
+    assert lance.dataset(ns.describe_table(new).location).to_table()["id"].to_pylist() == [5]

@@ -21,8 +21,8 @@ and its row, and the namespaces' rows, are inserted with the other tables' versi
 
 With table version management all tables land in ONE `__manifest` commit (the engine's staged
 commits and `publish`, the atomic-publish machinery), so a reader of main sees all of the promotion
-or none of it; without it they are committed one after another, and the new objects' rows are
-inserted last, in one commit.
+or none of it. Without it a promotion must be one visible step (one existing table's commit, or
+the one catalog commit that registers new objects); anything more is refused naming the config.
 """
 
 from __future__ import annotations
@@ -148,6 +148,7 @@ def promote(namespace: DirectoryNamespace, name: str, properties: dict[str, str]
             "nothing was promoted (Lance has no merge): rebuild the branch from main's new versions "
             "(a new branch name) and promote that"
         )
+    _refuse_unless_atomic(namespace, name, changed)
     operations = [(table, _promotion(namespace, table, properties)) for table in changed if not table.new]
     for table in changed:  # committed in their own, unregistered directories: invisible until
         if table.new:  # the catalog commit below registers them
@@ -165,13 +166,32 @@ def promote(namespace: DirectoryNamespace, name: str, properties: dict[str, str]
             )
             for table, (operation, read_version) in operations
         }
-        namespace.publish_branch(name)
+        if namespace.objects_on_branch(name):
+            namespace.publish_branch(name)  # the new objects' rows: one catalog commit
     for table in changed:
         if table.new:
             published[tuple(table.id)] = _version(namespace.describe_table(table.id))
     for item in namespace.objects_on_branch(name):
         namespace.forget_on_branch(item)  # main has them now
     return {".".join(key): version for key, version in published.items()}
+
+
+def _refuse_unless_atomic(namespace: DirectoryNamespace, name: str, changed: list[BranchedTable]) -> None:
+    """Without table version management a promotion is atomic only when it is one visible step: one
+    existing table's commit, or the one catalog commit that registers the new objects. More than that
+    is refused (13) before anything is written, naming the tables and the config that makes it one."""
+    if namespace.version_management_enabled():
+        return
+    existing = [table.name for table in changed if not table.new]
+    new = [".".join(item.id) for item in namespace.objects_on_branch(name)]
+    if len(existing) + (1 if new else 0) <= 1:
+        return
+    raise errors.InvalidInputError(
+        f"branch {name!r} cannot be promoted atomically on this root: it changed "
+        f"{', '.join(existing + new)}, and without table version management each table becomes main's "
+        "one after another; set `table_version_management: true` in the profile (it turns table version "
+        "management on for the root) and promote again; nothing was promoted"
+    )
 
 
 def _commit_new(namespace: DirectoryNamespace, table: BranchedTable, properties: dict[str, str]) -> None:
