@@ -274,3 +274,32 @@ def test_without_table_version_management_a_promotion_is_one_step_or_refused(tmp
     promoted = promote(ns, "dev", WHO)
     assert list(promoted) == ["s2.n"]
     assert lance.dataset(ns.describe_table(new).location).to_table()["id"].to_pylist() == [5]
+
+
+def test_indexes_built_on_the_branch_are_not_promoted(root: Root) -> None:
+    """The documented rule: a promotion carries the branch's rows and schema, not the indexes built
+    on the branch. Main keeps its own index (covering the fragments it had) and answers every row."""
+    main_ds = lance.dataset(root.location, storage_options=root.storage)
+    main_ds.create_scalar_index("id", "BTREE")
+    before = {d.name: [s.uuid for s in d.segments] for d in root_indexes(root, root.location)}
+    root.ns.create_table_branch(TABLE, "ci")
+    branch = root.ns.describe_table(TABLE, branch="ci")
+    root.commit(lance.LanceOperation.Append(root.fragments(branch.location, [50])), branch.version, "ci")
+    lance.dataset(branch.location, storage_options=root.storage).create_scalar_index(
+        "id", "BTREE", replace=True
+    )
+    on_branch = {s.uuid for d in root_indexes(root, branch.location) for s in d.segments}
+    assert on_branch and not on_branch & {u for uuids in before.values() for u in uuids}
+
+    promote(root.ns, "ci", WHO)
+
+    main = root.ns.describe_table(TABLE)
+    after = {d.name: [s.uuid for s in d.segments] for d in root_indexes(root, main.location)}
+    assert after == before  # main's own index, not the branch's
+    found = lance.dataset(main.location, storage_options=root.storage).to_table(filter="id = 50")
+    assert found.column("id").to_pylist() == [50]
+    assert root.rows(main.location) == [0, 1, 2, 3, 50]
+
+
+def root_indexes(root: Root, location: str) -> list:
+    return list(lance.dataset(location, storage_options=root.storage).describe_indices())
