@@ -1,7 +1,8 @@
 """A branch target on S3 (moto's real HTTP server on 127.0.0.1), with real dbt processes: a table
 and an incremental model built on main, then on the branch (Spark's writers put the files in the
 branch's directory on S3), main unchanged, then promoted: main reads the branch's rows and no data
-file was written or copied by the promotion."""
+file was written or copied by the promotion. A table and a schema main does not have are built on
+the branch only (main's catalog does not list them) and registered by the promotion."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ INC = """
 {{ config(materialized='incremental', incremental_strategy='append') }}
 select gen from {{ ref('a') }}
 """
+FRESH = "{{ config(materialized='table') }} select gen * 3 as gen from {{ ref('a') }}"
+ELSEWHERE = "{{ config(materialized='table', schema='extra') }} select 5 as gen"
 
 
 def test_build_on_a_branch_and_promote_on_s3(s3_server, tmp_path: Path) -> None:
@@ -46,8 +49,22 @@ def test_build_on_a_branch_and_promote_on_s3(s3_server, tmp_path: Path) -> None:
     ns = project.namespace()
     main = {name: ns.describe_table(["analytics", name]) for name in ("a", "inc")}
 
+    project.write("models/fresh.sql", FRESH)  # new: built on the branch only
+    project.write("models/elsewhere.sql", ELSEWHERE)  # in a schema main does not have
     built = project.run("build", "--target", "ci", "--vars", "{gen: 2}")
     assert built.returncode == 0, built.output[-3000:]
+    assert not ns.table_exists(["analytics", "fresh"]) and not ns.namespace_exists(["analytics", "extra"])
+    new = {
+        name: ns.describe_table(table, branch="ci_s3").location
+        for name, table in (
+            ("fresh", ["analytics", "fresh"]),
+            ("elsewhere", ["analytics", "extra", "elsewhere"]),
+        )
+    }
+    assert rows(new["fresh"]) == [6] and rows(new["elsewhere"]) == [5]
+    new_files = {
+        name: set(ns.storage.files(location.rsplit("/tree/", 1)[0])) for name, location in new.items()
+    }
     branch = {name: ns.describe_table(["analytics", name], branch="ci_s3") for name in ("a", "inc")}
     assert rows(branch["a"].location) == [2] and rows(branch["inc"].location) == [1, 2]
     assert {name: ns.describe_table(["analytics", name]).version for name in main} == {
@@ -64,3 +81,11 @@ def test_build_on_a_branch_and_promote_on_s3(s3_server, tmp_path: Path) -> None:
     for name, info in main.items():
         written = set(fresh.storage.files(info.location)) - files[name]
         assert not [path for path in written if path.endswith(".lance")], written  # no data file copied
+    for name, table in (
+        ("fresh", ["analytics", "fresh"]),
+        ("elsewhere", ["analytics", "extra", "elsewhere"]),
+    ):
+        location = fresh.describe_table(table).location
+        assert rows(location) == ([6] if name == "fresh" else [5]), name
+        written = set(fresh.storage.files(location)) - new_files[name]
+        assert not [path for path in written if path.endswith(".lance")], written
