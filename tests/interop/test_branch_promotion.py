@@ -16,6 +16,8 @@ import lance_namespace as lns
 import pyarrow as pa
 import pytest
 
+from dbt.adapters.lancens.metadata import maintenance
+from dbt.adapters.lancens.metadata.branches import delete_branch, list_branches
 from dbt.adapters.lancens.metadata.promotion import branch_files_in_use, promote
 from dbt.adapters.lancens.namespace import DirectoryNamespace, errors
 
@@ -185,6 +187,8 @@ def test_a_new_table_in_a_new_namespace_exists_only_on_the_branch_until_promoted
     with pytest.raises(errors.NamespaceNotFoundError):
         root.ns.describe_table(new)
     files = {path for path in root.ns.storage.files(directory) if "/data/" in f"/{path}"}
+    listed = {(row["table"], row["from_branch"], row["version"]) for row in list_branches(root.ns)}
+    assert listed == {("s.t", "main", 4), ("s2.n", "(new)", 2)}
 
     promoted = promote(root.ns, "ci", WHO)
 
@@ -211,9 +215,6 @@ def test_a_promoted_branch_is_not_deleted_and_cleanup_keeps_mains_rows(root: Roo
     """Main reads the files a promoted branch wrote: deleting the branch is refused (the engine's
     spec operation and `lancens.delete_branch`), and cleanup of main, old versions reclaimed, keeps
     every row main reads (pylance and a fresh native namespace)."""
-    from dbt.adapters.lancens.metadata import maintenance
-    from dbt.adapters.lancens.metadata.branches import delete_branch
-
     root.ns.create_table_branch(TABLE, "ci")
     _append_and_delete(root, "ci")
     branch_files = {path for path in root.files() if path.startswith("tree/ci/")}
