@@ -9,8 +9,10 @@ small side through the driver by design, bounded by that threshold (10 MiB by de
 large the result, so with them on a 1 MiB limit would also catch Spark's own bounded path.
 The first build creates every table; the second applies merge (with an excluded column kept from
 the stored rows), delete+insert, insert_overwrite with and without `partition_by`, microbatch
-batches and a snapshot's changes, each of 20,000 updated and 20,000 new rows of 100-byte pads, and
-the tables hold exactly what dbt's SQL would.
+batches and the changes of a `check` and a `timestamp` snapshot, each of 20,000 updated and 20,000
+new rows of 100-byte pads, and the tables hold exactly what dbt's SQL would. (A microbatch window's
+stored rows are found and deleted by Spark tasks too; tests/reliability/test_kill_microbatch.py
+shows which process writes its deletion file.)
 """
 
 from __future__ import annotations
@@ -55,6 +57,14 @@ select id, concat('r{{ var("round") }}', repeat('x', 100)) as payload
 from range({{ var('lo') }}, {{ var('hi') }})
 {% endsnapshot %}
 """
+TIMESTAMP_SNAPSHOT = """
+{% snapshot stamped_snapshot %}
+{{ config(unique_key='id', strategy='timestamp', updated_at='updated_at') }}
+select id, concat('r{{ var("round") }}', repeat('x', 100)) as payload,
+  timestamp'2024-01-01 00:00:00' + make_interval(0, 0, 0, {{ var('round') }}, 0, 0, 0) as updated_at
+from range({{ var('lo') }}, {{ var('hi') }})
+{% endsnapshot %}
+"""
 WINDOW = ["--event-time-start", "2024-01-01", "--event-time-end", "2024-01-03"]
 FIRST = {"round": 1, "lo": 0, "hi": ROWS, "parts": 4}
 SECOND = {"round": 2, "lo": ROWS // 2, "hi": ROWS + ROWS // 2, "parts": 2}
@@ -86,6 +96,7 @@ def test_no_strategy_and_no_snapshot_collects_the_models_rows(tmp_path: Path) ->
     for name, sql in MODELS.items():
         project.write(f"models/{name}.sql", sql)
     project.write("snapshots/items_snapshot.sql", SNAPSHOT)
+    project.write("snapshots/stamped_snapshot.sql", TIMESTAMP_SNAPSHOT)
     for variables in (FIRST, SECOND):
         run = project.run("build", "--vars", json.dumps(variables), *WINDOW, timeout=900)
         assert run.returncode == 0, run.output[-4000:]
@@ -105,8 +116,9 @@ def test_no_strategy_and_no_snapshot_collects_the_models_rows(tmp_path: Path) ->
     }
     assert _by_id(_rows(project, "batched"), "round") == {i: 2 for i in range(half, end)}
 
-    snapshot = _rows(project, "items_snapshot").select(["id", "payload", "dbt_valid_to"]).to_pylist()
-    current = {row["id"]: row["payload"][:2] for row in snapshot if row["dbt_valid_to"] is None}
-    closed = sorted(row["id"] for row in snapshot if row["dbt_valid_to"] is not None)
-    assert current == {i: "r1" if i < half else "r2" for i in range(end)}
-    assert closed == list(range(half, whole))
+    for name in ("items_snapshot", "stamped_snapshot"):  # the check and the timestamp strategy
+        snapshot = _rows(project, name).select(["id", "payload", "dbt_valid_to"]).to_pylist()
+        current = {row["id"]: row["payload"][:2] for row in snapshot if row["dbt_valid_to"] is None}
+        closed = sorted(row["id"] for row in snapshot if row["dbt_valid_to"] is not None)
+        assert current == {i: "r1" if i < half else "r2" for i in range(end)}, name
+        assert closed == list(range(half, whole)), name
