@@ -7,6 +7,7 @@ The promotion makes two kinds of commits on main: first, per table whose branch 
 version registering the branch's directory as a base path (rows unchanged), then ONE `__manifest`
 commit of every table's new version. A pause stops at the first commit that reaches the step, so
 the test promotes again after each kill until the promotion has landed: every kill point is met.
+Table `c` is new on the branch (main has none): it appears on main with the others, or not at all.
 """
 
 from __future__ import annotations
@@ -24,14 +25,20 @@ TABLES = ("a", "b")
 MODEL = "{{{{ config(materialized='table') }}}} select {{{{ var('gen', 1) }}}} * {factor} as gen"
 
 
-def main_rows(ns: DirectoryNamespace) -> dict[str, list[int]]:
-    """Every table's rows on main, as a fresh engine and pylance see them."""
-    return {
+def main_rows(ns: DirectoryNamespace) -> dict[str, list[int] | None]:
+    """Every table's rows on main, as a fresh engine and pylance see them (None: main has no `c`)."""
+    found: dict[str, list[int] | None] = {
         name: sorted(
             lance.dataset(ns.describe_table(["analytics", name]).location).to_table()["gen"].to_pylist()
         )
         for name in TABLES
     }
+    found["c"] = (
+        sorted(lance.dataset(ns.describe_table(["analytics", "c"]).location).to_table()["gen"].to_pylist())
+        if ns.table_exists(["analytics", "c"])
+        else None
+    )
+    return found
 
 
 @pytest.mark.parametrize("step", ["staged", "row_inserted", "finalized"])
@@ -51,9 +58,10 @@ def test_killed_promotion_leaves_main_before_or_after(tmp_path: Path, step: str)
     (project.path / "profiles.yml").write_text(yaml.safe_dump(profiles))
 
     assert project.run("run").returncode == 0
+    project.write("models/c.sql", MODEL.format(factor=3))  # new: on the branch only
     assert project.run("run", "--target", "ci", "--vars", "{gen: 2}").returncode == 0
     ns = project.namespace()
-    before, after = {"a": [1], "b": [2]}, {"a": [2], "b": [4]}
+    before, after = {"a": [1], "b": [2], "c": None}, {"a": [2], "b": [4], "c": [6]}
     assert main_rows(ns) == before
 
     markers = tmp_path / "markers"
