@@ -46,7 +46,7 @@ def _connector_on_every_jvm() -> None:
     """Put the JVM connector's jars on the class path of every JVM this test process starts.
 
     A test process has one SparkSession, made by whichever test comes first: `spark` below, or a
-    dbt run in this process, whose profile (default `spark_connector: python`) adds no class path.
+    dbt run in this process, whose profile may add no class path (`spark_connector: python`).
     Spark's launcher appends `SPARK_DIST_CLASSPATH` to each JVM's class path (after Spark's own jars),
     so the connector's tests hold whichever test made the session. Without a built connector nothing
     is added, and tests/unit/spark/test_jvm_connector.py fails saying so."""

@@ -156,6 +156,8 @@ def test_a_table_lance_core_cannot_read_takes_the_python_source(spark: SparkSess
     _mixed_file_versions(mixed)
     assert jvm_connector.unreadable(spark, readable, None, {}) is None
     assert "256" in (jvm_connector.unreadable(spark, mixed, None, {}) or "")
+    # an atomic publish's staged version numbers past a Java long: the Python source reads it
+    assert "past the signed 64-bit range" in (jvm_connector.unreadable(spark, readable, 1 << 63, {}) or "")
     unstable = str(tmp_path / "format_2_3.lance")  # lance-core 7 opens it, then aborts the JVM reading it
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -175,7 +177,8 @@ def test_a_table_lance_core_cannot_read_takes_the_python_source(spark: SparkSess
 
 
 def test_the_profile_choice(spark: SparkSession) -> None:
-    assert connector_choice.plan(None, None).path == "python"  # the default until the JVM path is proven
+    default = connector_choice.plan(None, None)  # auto: the JVM path where the jars are built
+    assert (default.requested, default.path) == ("auto", "jvm")
     chosen = connector_choice.plan("auto", None)
     assert chosen.path == "jvm" and chosen.class_path
     assert connector_choice.confirm(chosen, spark).path == "jvm"

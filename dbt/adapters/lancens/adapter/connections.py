@@ -123,6 +123,7 @@ class LancensConnectionManager(SparkConnectionManager):
             spark_files_dir=_spark_files_dir(project_root),
             remote=credentials.remote,
             spark_connector=credentials.spark_connector,
+            connector_jars_on_nodes=credentials.connector_jars_on_nodes,
         )
 
     @contextmanager

@@ -88,8 +88,11 @@ class LancensCredentials(Credentials):
     # A Spark Connect URL (`sc://host:port/;token=...`): the dbt process is a client of that server.
     remote: str | None = None
     spark_config: dict[str, str] = field(default_factory=dict)
-    # How Spark reads Lance tables: auto, jvm or python (runtime/connector_choice.py; unset: python).
+    # How Spark reads Lance tables: auto, jvm or python (runtime/connector_choice.py; unset: auto).
     spark_connector: str | None = None
+    # True: the connector's jars are already on the class path of the cluster's nodes or of the Spark
+    # Connect server (docs/jvm-connector.md); the adapter then adds none and uses theirs.
+    connector_jars_on_nodes: bool = False
     # Where `__manifest`'s fragments are cached between runs: a path, true (the user's cache
     # directory) or false; unset: the user's cache directory for object-store roots, off for local.
     catalog_cache: str | bool | None = None

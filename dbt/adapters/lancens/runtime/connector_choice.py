@@ -3,10 +3,13 @@ source (the profile's `spark_connector`: `auto`, `jvm` or `python`; docs/jvm-con
 
 Decided in two steps, because the second needs the JVM: `plan` before Spark starts (are the
 connector's jars there? they must be on the class path the JVM starts with), `confirm` once it
-runs (does the driver load the connector's classes?). `auto` takes the JVM path when both hold and
-the Python data source otherwise, with the reason logged and shown by `dbt debug`; `jvm` fails
-instead, naming what is missing; `python` never touches the JVM connector. Per table, the session
-catalog still checks that lance-core can read it (`spark/jvm_connector.unreadable`).
+runs (does the driver, or the Spark Connect server, load the connector's classes?). With the
+profile's `connector_jars_on_nodes`, the jars are the cluster's or the server's own (installed on
+every node, on their class path): the adapter adds no class path and only `confirm` decides.
+`auto` (the default) takes the JVM path when both hold and the Python data source otherwise, with
+the reason logged and shown by `dbt debug`; `jvm` fails instead, naming what is missing;
+`python` never touches the JVM connector. Per table, the session catalog still checks that
+lance-core can read it (`spark/jvm_connector.unreadable`).
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ from pyspark.sql import SparkSession
 from dbt.adapters.lancens.spark import jvm_connector
 
 CHOICES = ("auto", "jvm", "python")
-DEFAULT = "python"
+DEFAULT = "auto"
 JVM = "jvm"
 PYTHON = "python"
+ON_NODES = "connector_jars_on_nodes: the Spark it reaches loads the connector from its own class path"
 
 
 @dataclass(frozen=True)
@@ -40,9 +44,10 @@ class ConnectorChoice:
         return f"lancens spark_connector: {self.path} (requested {self.requested}: {self.reason})"
 
 
-def plan(requested: str | None, remote: str | None) -> ConnectorChoice:
+def plan(requested: str | None, remote: str | None, jars_on_nodes: bool = False) -> ConnectorChoice:
     """The choice before Spark starts; raises ValueError for an unknown value, and
-    ConnectorUnavailable when `jvm` is asked for and cannot be had."""
+    ConnectorUnavailable when `jvm` is asked for and cannot be had. `jars_on_nodes`: the profile's
+    `connector_jars_on_nodes` (the Spark it reaches has the jars; none are added here)."""
     wanted = (requested or DEFAULT).strip().lower()
     if wanted not in CHOICES:
         raise ValueError(
@@ -50,9 +55,13 @@ def plan(requested: str | None, remote: str | None) -> ConnectorChoice:
         )
     if wanted == PYTHON:
         return ConnectorChoice(wanted, PYTHON, "the profile's choice")
+    if jars_on_nodes:
+        return ConnectorChoice(wanted, JVM, ON_NODES)
     if remote is not None:
         return _fallback(
-            wanted, "a Spark Connect server reads through its own class path (docs/jvm-connector.md)"
+            wanted,
+            "a Spark Connect server reads through its own class path: install the connector's jars "
+            "there and set connector_jars_on_nodes: true (docs/spark-connect.md)",
         )
     try:
         entries = jvm_connector.class_path()

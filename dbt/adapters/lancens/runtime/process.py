@@ -89,6 +89,7 @@ class LancensRuntime:
         spark_files_dir: str | None = None,
         remote: str | None = None,
         spark_connector: str | None = None,
+        connector_jars_on_nodes: bool = False,
     ) -> LancensRuntime:
         """The runtime for these settings, created once per process (a JVM hosts one SparkContext).
         `spark_connector`: the profile's reader choice (`connector_choice.py`); a JVM choice puts the
@@ -97,7 +98,7 @@ class LancensRuntime:
         with cls._shared_lock:
             runtime = cls._shared.get(key)
             if runtime is None:
-                connector = connector_choice.plan(spark_connector, remote)
+                connector = connector_choice.plan(spark_connector, remote, connector_jars_on_nodes)
                 config = with_class_path(spark_config, list(connector.class_path))
                 backend: SparkBackend = (
                     LocalSpark(master, config, spark_files_dir)
@@ -108,14 +109,16 @@ class LancensRuntime:
                 runtime = cls(namespace, backend, connector=connector)
                 cls._shared[key] = runtime
             else:
-                runtime.choose_connector(spark_connector, remote)
+                runtime.choose_connector(spark_connector, remote, connector_jars_on_nodes)
             return runtime
 
-    def choose_connector(self, requested: str | None, remote: str | None) -> None:
+    def choose_connector(
+        self, requested: str | None, remote: str | None, jars_on_nodes: bool = False
+    ) -> None:
         """Take the reader a later profile of this process asks for (dbt's in-process runs share
         one runtime per root): decided against the running driver when there is one, and Spark's
         table entries made with the other reader are dropped so each is registered again."""
-        choice = connector_choice.plan(requested, remote)
+        choice = connector_choice.plan(requested, remote, jars_on_nodes)
         if choice.requested == self.connector.requested:
             return
         if self._spark is not None:
@@ -157,9 +160,12 @@ class LancensRuntime:
         if self._spark is None:
             with self.lock:
                 if self._spark is None:
-                    self._spark = self.backend.start()
+                    spark = self.backend.start()
                     _quiet_query_context_loggers()
-                    self._confirm_connector(self._spark)
+                    # before the session is handed out: `jvm` without the classes fails every use
+                    # of it, not only the first (which may be the background start's)
+                    self._confirm_connector(spark)
+                    self._spark = spark
         return self._spark
 
     def _confirm_connector(self, spark: SparkSession) -> None:

@@ -25,6 +25,7 @@ _READ_CHECK_CLASS = "org.dbtlancens.spark.ReadCheck"
 JARS_DIR = Path(__file__).resolve().parent / "jars"
 CONNECTOR_JAR = "lancens-spark-connector.jar"
 CLASSPATH_FILE = "classpath.txt"
+_JAVA_LONG_MAX = (1 << 63) - 1
 CLASS_PATH_SETTINGS = ("spark.driver.extraClassPath", "spark.executor.extraClassPath")
 
 
@@ -75,7 +76,7 @@ def loaded(spark: SparkSession) -> str | None:
     without the class path, or a Spark Connect client, which has no JVM here)."""
     jvm = getattr(spark, "_jvm", None)
     if jvm is None:
-        return "this session has no JVM in this process (Spark Connect)"
+        return _loaded_by_server(spark)
     try:
         java_class(jvm, "java.lang.Class").forName(SOURCE_CLASS)
     except Exception as exc:  # py4j's error for a class the JVM cannot load
@@ -89,8 +90,48 @@ def unreadable(
     """None when the driver JVM's lance-core reads the table at `version` (None: the latest), else
     lance-core's reason (a reader flag or data-file version newer than it knows, a type it has no
     reader for). Asked of lance-core itself (`ReadCheck`), not of a list of flags kept here."""
+    if version is not None and version > _JAVA_LONG_MAX:
+        # a staged version (atomic publish) numbers past 2**63; lance-core's Java API takes a signed long
+        return f"version {version} is past the signed 64-bit range of lance-core's Java API"
+    if getattr(spark, "_jvm", None) is None:
+        return _unreadable_by_server(spark, location, version, storage_options)
     check = java_class(spark._jvm, _READ_CHECK_CLASS)
     reason = check.unreadable(
         location, -1 if version is None else int(version), json.dumps(dict(storage_options))
     )
     return None if reason is None else str(reason)
+
+
+# Through Spark Connect there is no py4j gateway: the server is asked through the source itself.
+# Its schema inference fails naming the missing path when the class loads (no table is opened), and
+# with option read_check it runs ReadCheck and fails with `_UNREADABLE` and the reason.
+_NO_PATH = "the lance_jvm source needs a path"
+_UNREADABLE = "lance_jvm cannot read this table: "
+
+
+def _loaded_by_server(spark: SparkSession) -> str | None:
+    try:
+        _ = spark.read.format(SOURCE_CLASS).load().schema  # analysed by the server
+    except Exception as exc:  # the server's error, as the client raises it
+        if _NO_PATH in str(exc):
+            return None
+        return (
+            f"the Spark Connect server cannot load {SOURCE_CLASS} (no connector jars on its class path?): "
+            f"{exc}"
+        )
+    return None
+
+
+def _unreadable_by_server(
+    spark: SparkSession, location: str, version: int | None, storage_options: Mapping[str, str]
+) -> str | None:
+    options = {"path": location, "storage_options": json.dumps(dict(storage_options)), "read_check": "true"}
+    if version is not None:
+        options["version"] = str(int(version))
+    try:
+        _ = spark.read.format(SOURCE_CLASS).options(**options).load().schema
+    except Exception as exc:
+        message = str(exc)
+        start = message.find(_UNREADABLE)
+        return message[start + len(_UNREADABLE) :].strip().splitlines()[0] if start >= 0 else message
+    return None

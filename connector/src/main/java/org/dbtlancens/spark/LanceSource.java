@@ -19,6 +19,12 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * the fallback, and a JVM source of the same name would shadow it.
  */
 public final class LanceSource implements TableProvider, DataSourceRegister {
+  /** Option: refuse, with {@link ReadCheck}'s reason, a table this lance-core cannot read. */
+  static final String READ_CHECK = "read_check";
+
+  /** What the refusal's message starts with; the adapter reads the reason after it. */
+  static final String UNREADABLE = "lance_jvm cannot read this table: ";
+
   @Override
   public String shortName() {
     return "lance_jvm";
@@ -27,6 +33,14 @@ public final class LanceSource implements TableProvider, DataSourceRegister {
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
     ReadTarget target = ReadTarget.parse(options);
+    if (options.getBoolean(READ_CHECK, false)) {
+      // ReadCheck asked through the source, by a client with no py4j gateway (Spark Connect)
+      long version = target.pinnedVersion() == null ? -1 : target.pinnedVersion();
+      String reason = ReadCheck.unreadable(target.uri(), version, options.get("storage_options"));
+      if (reason != null) {
+        throw new IllegalStateException(UNREADABLE + reason);
+      }
+    }
     OptionalLong version = target.asOf() == null ? target.version() : OptionalLong.of(Datasets.versionAt(target));
     return SchemaMapping.toSpark(Datasets.schema(target, version));
   }
