@@ -110,8 +110,11 @@ def write_fragments(frame: DataFrame, target: JvmWrite) -> list[FragmentMetadata
     try:
         tasks = ordered._jdf.queryExecution().toRdd().toJavaRDD().mapPartitions(task)
         rows = [str(row) for row in tasks.collect()]
-    except BaseException:
+    except Exception:
         _wait_for_tasks(spark, f"{JOB_PREFIX} {target.location}")
+        discard_uncommitted(target.location, dict(target.storage_options), _reported(written))
+        raise
+    except BaseException:  # interrupted: what is known now, without waiting for the tasks
         discard_uncommitted(target.location, dict(target.storage_options), _reported(written))
         raise
     finally:
