@@ -48,10 +48,15 @@ def _listening(port: int) -> bool:
 
 @contextmanager
 def start_connect_server(
-    workdir: Path, python: str, port: int | None = None, token: str | None = None
+    workdir: Path,
+    python: str,
+    port: int | None = None,
+    token: str | None = None,
+    connector_jars: bool = True,
 ) -> Iterator[ConnectServer]:
     """Run a Spark Connect server whose Python workers use `python`, until the block ends (on
-    `port` with `token` when given: a server restarted where clients know it).
+    `port` with `token` when given: a server restarted where clients know it). Its JVM has the
+    JVM connector's jars on its class path (SPARK_DIST_CLASSPATH) unless `connector_jars` is False.
 
     `spark-submit` execs the JVM, which runs in its own process group: stopping the group ends the
     JVM whether the tests passed, failed or were interrupted; its Python worker daemons exit when
@@ -71,6 +76,8 @@ def start_connect_server(
     }
     env.pop("PYTHONPATH", None)  # the workers import what `python` has installed, nothing more
     env.pop("SPARK_CONNECT_MODE_ENABLED", None)
+    if not connector_jars:  # a server set up without the JVM connector (tests/conftest.py adds it)
+        env["SPARK_DIST_CLASSPATH"] = ""
     settings = {
         "spark.connect.grpc.binding.address": "127.0.0.1",
         "spark.connect.grpc.binding.port": str(port),
