@@ -123,7 +123,7 @@ def test_promotion_makes_main_read_the_branch_without_copying(root: Root, change
         == lance.dataset(branch_location, storage_options=root.storage).schema
     )
     assert root.files() == files  # nothing written or copied
-    assert branch_files_in_use(root.ns, TABLE, "ci") == (change != "update")
+    assert bool(branch_files_in_use(root.ns, TABLE, "ci")) == (change != "update")
     assert main.version is not None
     later = lance.dataset(main.location, storage_options=root.storage).schema
     written = lance.fragment.write_fragments(
@@ -211,10 +211,13 @@ def test_a_new_table_in_a_new_namespace_exists_only_on_the_branch_until_promoted
     assert root.rows(main.location) == [40, 41, 42]
 
 
-def test_a_promoted_branch_is_not_deleted_and_cleanup_keeps_mains_rows(root: Root) -> None:
-    """Main reads the files a promoted branch wrote: deleting the branch is refused (the engine's
-    spec operation and `lancens.delete_branch`), and cleanup of main, old versions reclaimed, keeps
-    every row main reads (pylance and a fresh native namespace)."""
+def test_a_promoted_branch_is_kept_while_main_reads_it_then_deleted_and_reclaimed(root: Root) -> None:
+    """The lifecycle of a promoted branch: while a kept version (main's, or another branch's) reads
+    files it wrote, deleting it is refused naming those versions (the engine's spec operation and
+    `lancens.delete_branch`), and a cleanup keeps them; once main moved on (an overwrite) and a
+    cleanup removed the older versions, and the branch made from main meanwhile is gone, the
+    deletion succeeds, the branch's files are reclaimed, and main reads every row (pylance and a
+    fresh native namespace); a later cleanup finds nothing of it to miss."""
     root.ns.create_table_branch(TABLE, "ci")
     _append_and_delete(root, "ci")
     branch_files = {path for path in root.files() if path.startswith("tree/ci/")}
@@ -225,18 +228,40 @@ def test_a_promoted_branch_is_not_deleted_and_cleanup_keeps_mains_rows(root: Roo
     later = lance.fragment.write_fragments(
         pa.table({"id": [60]}), main.location, storage_options=root.storage
     )
-    root.commit(lance.LanceOperation.Append(later), main.version)
-    expected = [0, 2, 3, 50, 51, 60]
-
-    with pytest.raises(errors.InvalidInputError, match="was promoted and main reads files"):
+    appended = root.commit(lance.LanceOperation.Append(later), main.version)
+    root.ns.create_table_branch(TABLE, "dev")  # from main's latest: it reads ci's files too
+    with pytest.raises(
+        errors.InvalidInputError,
+        match=rf"branch 'ci' was promoted and main versions {main.version}, {appended}; branch 'dev'",
+    ):
         root.ns.delete_table_branch(TABLE, "ci")
-    with pytest.raises(errors.InvalidInputError, match="was promoted"):
+    with pytest.raises(errors.InvalidInputError, match=r"s\.t: main versions .* and branch 'dev' versions"):
         delete_branch(root.ns, "ci")
     maintenance.cleanup_table(root.ns, TABLE, retain_versions=1)
-
-    assert [b.name for b in root.ns.list_table_branches(TABLE).items] == ["ci"]
     assert branch_files <= root.files()
-    assert root.rows(root.location) == expected == root.native_rows()
+    assert root.rows(root.location) == [0, 2, 3, 50, 51, 60] == root.native_rows()
+
+    # main moves on: an overwrite reads none of the branch's files, but kept versions still do
+    schema = lance.dataset(root.location, storage_options=root.storage).schema
+    rewritten = lance.fragment.write_fragments(
+        pa.Table.from_pylist([{"id": 70}, {"id": 71}], schema=schema),
+        root.location,
+        mode="overwrite",
+        storage_options=root.storage,
+    )
+    root.commit(lance.LanceOperation.Overwrite(schema, rewritten), appended)
+    with pytest.raises(errors.InvalidInputError, match=rf"main versions {appended} and branch 'dev'"):
+        delete_branch(root.ns, "ci")
+    maintenance.cleanup_table(root.ns, TABLE, retain_versions=1)
+    assert branch_files_in_use(root.ns, TABLE, "ci") == [f"branch 'dev' versions {appended}"]
+    delete_branch(root.ns, "dev")
+
+    assert branch_files_in_use(root.ns, TABLE, "ci") == []
+    assert delete_branch(root.ns, "ci") == ["s.t"]
+    assert not {path for path in root.files() if path.startswith("tree/")}  # reclaimed
+    assert root.ns.list_table_branches(TABLE).items == []
+    maintenance.cleanup_table(root.ns, TABLE, retain_versions=1)
+    assert root.rows(root.location) == [70, 71] == root.native_rows()
 
 
 def test_without_table_version_management_a_promotion_is_one_step_or_refused(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 Lance keeps a branch per table (`<table>/tree/<name>/`); a branch target makes one in every table it
 writes, under one name, so the lifecycle works on the name: which tables have it, and deleting it
-from all of them. A promoted branch is kept: main reads the files it wrote (`promotion.py`).
+from all of them. A promoted branch is kept while main's kept versions read the files it wrote
+(`promotion.py`); once main moved on and a cleanup removed those versions, it is deleted too.
 """
 
 from __future__ import annotations
@@ -59,19 +60,25 @@ def format_branches(rows: list[dict[str, Any]]) -> str:
 
 def delete_branch(namespace: DirectoryNamespace, name: str) -> list[str]:
     """Delete branch `name` from every table that has it; returns those tables. 4 when none has it;
-    13 naming the tables whose main reads the branch's files (a promoted branch), before any
-    deletion. Deleting a branch lets the next cleanup reclaim the main versions it held."""
+    13 before any deletion while kept versions read files the branch wrote (a promoted branch whose
+    main has not moved on and been cleaned up), naming the tables and versions. Deleting a branch
+    lets the next cleanup reclaim the main versions it held."""
     tables = branched_tables(namespace, name)
     only_here = namespace.objects_on_branch(name)
     if not tables and not only_here:
         raise errors.TableNotFoundError(f"no table has branch {name!r}")
-    promoted = [
-        table.name for table in tables if not table.new and branch_files_in_use(namespace, table.id, name)
-    ]
-    if promoted:
+    readers = {
+        table.name: found
+        for table in tables
+        if not table.new and (found := branch_files_in_use(namespace, table.id, name))
+    }
+    if readers:
+        held = "; ".join(f"{table}: {' and '.join(found)}" for table, found in sorted(readers.items()))
         raise errors.InvalidInputError(
-            f"branch {name!r} was promoted: main reads files it wrote in {', '.join(promoted)}; "
-            "it is kept (deleting it would delete rows of main); nothing was deleted"
+            f"branch {name!r} was promoted and kept versions read files it wrote ({held}); deleting "
+            "it would lose their rows, so nothing was deleted. Once main has a later version that "
+            "does not read them (a rebuild), remove the older versions with lancens.cleanup "
+            "(retain_versions) and delete the branch then"
         )
     for table in tables:
         if not table.new:

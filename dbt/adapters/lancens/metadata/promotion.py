@@ -11,7 +11,8 @@ branch's manifest names main's directory as a base path (the files it inherited)
 directory for what it wrote; on main the former are main's own files again and the latter are read
 through a base path main registers for the branch's directory (`add_bases`, a version of its own
 with main's rows unchanged, made before the promotion's commit). The branch therefore stays: main
-reads its files (`branch_files_in_use`; `lancens.delete_branch` refuses it).
+reads its files (`branch_files_in_use`): `lancens.delete_branch` refuses it until no kept version
+of main reads them (main moved on and a cleanup removed the versions that did).
 
 A table or namespace only the branch has (made by a branch target: the engine's `branch_objects.py`)
 is registered on main by the same catalog commit: the table's own directory, which no catalog lists
@@ -36,7 +37,7 @@ from lance.fragment import DataFile, DeletionFile, FragmentMetadata
 
 from dbt.adapters.lancens.metadata.engine_dataset import open_for_commits
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages, errors
-from dbt.adapters.lancens.namespace.branches import branch_info, branch_location, validate_name
+from dbt.adapters.lancens.namespace.branches import branch_info, validate_name
 from dbt.adapters.lancens.namespace.models import BranchInfo, TableInfo
 
 
@@ -343,9 +344,7 @@ def _same(path: str, location: str) -> bool:
     return path.rstrip("/") == location.rstrip("/")
 
 
-def branch_files_in_use(namespace: DirectoryNamespace, table_id: Sequence[str], name: str) -> bool:
-    """Whether main's latest version reads files of branch `name` (a promoted branch)."""
-    info = namespace.describe_table(list(table_id))
-    location = branch_location(info.location, name)
-    main = namespace.dataset_at(info.location, _version(info))
-    return any(_same(base.path, location) for base in main.base_paths().values())
+def branch_files_in_use(namespace: DirectoryNamespace, table_id: Sequence[str], name: str) -> list[str]:
+    """The kept versions (main's, other branches') that read files branch `name` wrote, as the
+    engine names them (`readers_of_branch`); empty once main moved on and a cleanup removed them."""
+    return namespace.readers_of_branch(list(table_id), name)

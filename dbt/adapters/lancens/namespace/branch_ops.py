@@ -114,8 +114,9 @@ class BranchOps:
     def delete_table_branch(self, id: Sequence[str], name: str) -> BranchInfo:
         """Delete branch ``name``: its ref and ``tree/<name>/`` (what only it references). 22 for
         a missing branch; 13, as native, while branches created from it live (their manifests name
-        its files), naming them; 13 (native deletes it) for a promoted branch, whose files main reads
-        through a base path (``metadata/promotion.py``)."""
+        its files), naming them; 13 (native deletes it) while a kept version of main or of another
+        branch reads files it wrote through a base path (a promoted branch, ``metadata/promotion.py``),
+        naming those versions (``readers_of_branch``)."""
         name = validate_name(name, "name")
         table = self._ctx.resolve_table(id)
         branches = self._branches(table)
@@ -127,14 +128,16 @@ class BranchOps:
                 f"table {ids.display(table.id)}: branch {name!r} cannot be deleted while branches created "
                 f"from it live ({', '.join(ids.sort_names(children))}); delete those first"
             )
-        main = self._ctx.open_dataset(table.location, table.latest)
-        own = branch_location(table.location, name)
-        if any(base.path.rstrip("/") == own for base in main.base_paths().values()):
-            # a promoted branch: main's versions read the files it wrote through a base path
+        readers = self._readers(table, name, branches)
+        if readers:
             raise errors.InvalidInputError(
-                f"table {ids.display(table.id)}: branch {name!r} was promoted and main reads files it "
-                f"wrote ({own}); deleting it would delete rows of main, so it is kept"
+                f"table {ids.display(table.id)}: branch {name!r} was promoted and {'; '.join(readers)} "
+                f"read files it wrote ({branch_location(table.location, name)}); deleting it would lose "
+                "their rows, so it is kept. Once main has a later version that does not read them (a "
+                "rebuild or overwrite), remove those versions with a cleanup (lancens.cleanup with "
+                "retain_versions) and delete the branch then"
             )
+        main = self._ctx.open_dataset(table.location, table.latest)
         try:
             main.branches.delete(name)
         except (OSError, ValueError) as exc:
@@ -146,6 +149,60 @@ class BranchOps:
                 f"table {ids.display(table.id)}: branch {name!r} cannot be deleted: {exc}"
             ) from exc
         return branches[name]
+
+    def readers_of_branch(self, id: Sequence[str], name: str) -> list[str]:
+        """The kept versions, of main and of the table's other branches, that read a file branch
+        ``name`` wrote (``"main versions 3, 4"``, ``"branch 'x' versions 7"``); empty when none does,
+        so deleting the branch loses no row anyone can read. 4 for a missing table."""
+        table = self._ctx.resolve_table(id)
+        return self._readers(table, validate_name(name, "name"), self._branches(table))
+
+    def _readers(self, table: ResolvedTable, name: str, branches: dict[str, BranchInfo]) -> list[str]:
+        """``readers_of_branch`` for a resolved table. A promotion makes main read the branch's files
+        through a base path naming ``tree/<name>/`` (which later manifests keep even when no fragment
+        uses it), so each kept version's fragments are read: a data or deletion file through that
+        base path is a reader. Every version Lance lists is checked (tagged ones included), newest
+        first per line of versions; an unreadable one counts as a reader (what it reads is unknown)."""
+        if table.declared_only:
+            return []
+        own = branch_location(table.location, name)
+        lines = [(MAIN, table.location)] + [
+            (other, branch_location(table.location, other))
+            for other in ids.sort_names(branches)
+            if other != name
+        ]
+        found = []
+        for label, location in lines:
+            latest = self._ctx.open_dataset(location, table.latest if label == MAIN else None)
+            if not any(_same(base.path, own) for base in latest.base_paths().values()):
+                continue  # none of its versions does: Lance keeps a base path in every later manifest
+            reading = [
+                entry["version"]
+                for entry in latest.versions()
+                if self._reads(location, entry["version"], own)
+            ]
+            if reading:
+                where = "main" if label == MAIN else f"branch {label!r}"
+                found.append(f"{where} versions {', '.join(str(v) for v in sorted(reading))}")
+        return found
+
+    def _reads(self, location: str, version: int, own: str) -> bool:
+        """Whether ``version`` at ``location`` has a data or deletion file under directory ``own``."""
+        try:
+            dataset = self._ctx.open_dataset(location, version)
+        except (OSError, ValueError):
+            return True  # removed meanwhile or unreadable: what it reads is unknown
+        keys = {key for key, base in dataset.base_paths().items() if _same(base.path, own)}
+        if not keys:
+            return False
+        for fragment in dataset.get_fragments():
+            metadata = fragment.metadata
+            deletion = metadata.deletion_file
+            if any(f.base_id in keys for f in metadata.files) or (
+                deletion is not None and deletion.base_id in keys
+            ):
+                return True
+        return False
 
     def describe_table(self, id: Sequence[str], name: str, version: int | None = None) -> TableInfo:
         """The table as of ``version`` (default: the latest) of branch ``name``; ``location`` is the
@@ -289,3 +346,7 @@ class BranchOps:
         if drop and item.location is not None:
             self._ctx.fs.rm_tree(item.location)
         branch_objects.forget(self._ctx, item)
+
+
+def _same(path: str, location: str) -> bool:
+    return path.rstrip("/") == location.rstrip("/")

@@ -350,6 +350,9 @@ class DirectoryNamespace:
     def delete_table_branch(self, id: Sequence[str], name: str) -> BranchInfo:
         return self._branches.delete_table_branch(id, name)
 
+    def readers_of_branch(self, id: Sequence[str], name: str) -> list[str]:
+        return self._branches.readers_of_branch(id, name)
+
     def create_table_on_branch(
         self, id: Sequence[str], name: str, schema: pa.Schema, location: str
     ) -> TableInfo:
