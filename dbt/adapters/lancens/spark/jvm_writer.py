@@ -11,11 +11,15 @@ Files are always written in the table's own data-file version, named explicitly:
 writes 2.1 by default, and pylance commits 2.1 files into a 2.2 table with a reader flag after
 which lance-core can never open the table again.
 
-Cleanup: every fragment any task attempt finished is reported to a Spark accumulator that counts
-failed tasks too. A failed write waits for the job's other tasks to stop, then deletes all of
-them (a task that fails midway, or that Spark stops because another failed, ends its files cleanly
-and reports them before it ends); a successful one deletes those of attempts Spark retried, which
-no result names.
+Cleanup: a task whose rows fail (the model's query, a NULL for a NOT NULL field) does not fail:
+Lance finishes the files it started, and the task returns them and then its failure, Java-serialised.
+(A failed task makes Spark fail the job at once, and the tasks still running then finish files
+Spark no longer tells the driver of.) So every task ends, the driver deletes every file and raises
+the first failure as the task met it. Every fragment any task attempt finished is also reported to
+a Spark accumulator that counts failed attempts: after a successful write, the files of attempts
+Spark retried are deleted; after a job that failed anyway (an executor lost, a cancel), the driver
+waits for the job's tasks to stop and deletes what was reported (a task Spark kills fails its Lance
+write rather than finish the file).
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ from dbt.adapters.lancens.spark.writer import delete_fragment_files, discard_unc
 log = logging.getLogger(__name__)
 WRITER_CLASS = "org.dbtlancens.spark.FragmentWriter"
 _ACCUMULATOR_CLASS = "org.apache.spark.util.CollectionAccumulator"
+# How a task's result that is its failure begins (`FragmentWriter.FAILED`).
+FAILED = "!failed:"
 JOB_DESCRIPTION = "spark.job.description"
 # How long a failed write waits for its other tasks to end before deleting what they wrote.
 TASKS_END_WAIT = 300.0
@@ -119,6 +125,11 @@ def write_fragments(frame: DataFrame, target: JvmWrite) -> list[FragmentMetadata
         raise
     finally:
         context.setLocalProperty(JOB_DESCRIPTION, described)  # type: ignore[arg-type]  # None unsets
+    failures = [row for row in rows if row.startswith(FAILED)]
+    if failures:  # every task ended; raise the first one's failure once all files are gone
+        made = [FragmentMetadata.from_json(row) for row in rows if not row.startswith(FAILED)]
+        discard_uncommitted(target.location, dict(target.storage_options), [*made, *_reported(written)])
+        java_class(jvm, WRITER_CLASS).rethrow(failures[0])
     retried = set(_json_values(written)) - set(rows)
     if retried:  # attempts Spark ran again: no version can name their files
         delete_fragment_files(
@@ -131,16 +142,30 @@ def _wait_for_tasks(spark: SparkSession, description: str) -> None:
     """Return once no task of the jobs described `description` runs any more (or after
     `TASKS_END_WAIT` seconds, logged). When a task fails, Spark fails the job at once but lets the
     other running tasks end on their own: each stops at its next row and reports the files it
-    finished, which the accumulator only holds after that."""
-    store = spark._jsc.sc().statusStore()
+    finished, which the accumulator holds once Spark has handled the task's end, before it tells
+    its listeners. The status store is one of them, fed through the listener bus, so the bus is
+    drained before each look (else the job may not even be there yet)."""
+    context = spark._jsc.sc()
     deadline = time.monotonic() + TASKS_END_WAIT
     while time.monotonic() < deadline:
-        jobs = seq_elements(store.jobsList(None))
+        _drain_listener_bus(context)
+        jobs = seq_elements(context.statusStore().jobsList(None))
         described = [job for job in jobs if job.description().isDefined()]
         if not any(str(job.description().get()) == description and job.numActiveTasks() for job in described):
             return
         time.sleep(0.1)
     log.warning("tasks of the failed JVM write (%s) still run; files they finish may stay", description)
+
+
+def _drain_listener_bus(context: Any) -> None:
+    """Wait until Spark's listeners have seen every event posted so far (`LiveListenerBus.
+    waitUntilEmpty`, Spark-private in Scala, public in the bytecode); a short pause where a Spark
+    has no such method."""
+    try:
+        context.listenerBus().waitUntilEmpty()
+    except Exception:  # noqa: BLE001 - py4j's error for a method this Spark lacks
+        log.debug("Spark's listener bus cannot be drained here; pausing instead", exc_info=True)
+        time.sleep(1.0)
 
 
 def _in_schema_order(frame: DataFrame, schema: pa.Schema) -> DataFrame:

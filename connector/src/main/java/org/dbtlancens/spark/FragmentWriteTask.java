@@ -86,11 +86,34 @@ final class FragmentWriteTask implements FlatMapFunction<Iterator<InternalRow>, 
 
   @Override
   public Iterator<String> call(Iterator<InternalRow> rows) {
-    if (!rows.hasNext()) {
-      return Collections.emptyIterator(); // no rows, no file (as the Python writer)
-    }
     List<String> fragments = new ArrayList<>();
     RuntimeException failure;
+    try {
+      failure = write(rows, fragments);
+    } catch (RuntimeException e) {
+      failure = e;
+    }
+    if (failure != null) {
+      if (WriteBatches.killed(failure)) {
+        throw failure; // Spark is stopping this task; it no longer hears of its results
+      }
+      fragments.add(FragmentWriter.failed(failure));
+    }
+    return fragments.iterator();
+  }
+
+  /**
+   * Writes the rows, adding each fragment's JSON to {@code fragments}; what failed the rows (the
+   * query upstream, a NULL in a NOT NULL column), or null. The failure is not thrown: a task that
+   * fails makes Spark fail the job at once, and the tasks still running then finish files Spark no
+   * longer reports to the driver. So every task ends normally, and a failed one's last result is
+   * the failure ({@link FragmentWriter#failed}), which the driver raises once it has deleted every
+   * task's files.
+   */
+  private RuntimeException write(Iterator<InternalRow> rows, List<String> fragments) {
+    if (!rows.hasNext()) {
+      return null; // no rows, no file (as the Python writer)
+    }
     try (BufferAllocator allocator = Datasets.allocator("fragment-write");
         ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
       WriteBatches batches = new WriteBatches(allocator, schema(schemaMessage), spark, rows, batchRows);
@@ -110,11 +133,7 @@ final class FragmentWriteTask implements FlatMapFunction<Iterator<InternalRow>, 
         report(json);
         fragments.add(json);
       }
-      failure = batches.failure();
+      return batches.failure();
     }
-    if (failure != null) {
-      throw failure;
-    }
-    return fragments.iterator();
   }
 }

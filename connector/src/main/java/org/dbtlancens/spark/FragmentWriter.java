@@ -2,8 +2,13 @@ package org.dbtlancens.spark;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.ObjectInputStream;
+import java.io.ObjectOutputStream;
 import java.io.Serializable;
+import java.util.Base64;
 import java.util.Map;
 import org.apache.spark.api.java.function.FlatMapFunction;
 import org.apache.spark.sql.Dataset;
@@ -24,6 +29,8 @@ import org.apache.spark.sql.catalyst.InternalRow;
 public final class FragmentWriter {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int BATCH_ROWS = 8192;
+  /** How a task's result that is its failure, not a fragment, begins ({@link #failed}). */
+  public static final String FAILED = "!failed:";
 
   private FragmentWriter() {}
 
@@ -67,6 +74,45 @@ public final class FragmentWriter {
         BATCH_ROWS,
         overwrite,
         written);
+  }
+
+  /**
+   * A task's failure as its last result: {@link #FAILED} and the exception, Java-serialised in
+   * Base64, so that the driver can raise the very exception the task met ({@link #rethrow}).
+   */
+  static String failed(RuntimeException failure) {
+    byte[] bytes;
+    try {
+      bytes = serialised(failure);
+    } catch (IllegalStateException e) { // an exception holding something not serialisable
+      bytes = serialised(new IllegalStateException(failure.toString()));
+    }
+    return FAILED + Base64.getEncoder().encodeToString(bytes);
+  }
+
+  private static byte[] serialised(RuntimeException failure) {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
+      out.writeObject(failure);
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot serialise a task's failure", e);
+    }
+    return bytes.toByteArray();
+  }
+
+  /** Throws the failure a task reported ({@link #failed}), on the driver. */
+  public static void rethrow(String result) {
+    if (!result.startsWith(FAILED)) {
+      throw new IllegalArgumentException("not a task's failure: " + result);
+    }
+    byte[] bytes = Base64.getDecoder().decode(result.substring(FAILED.length()));
+    Object failure;
+    try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(bytes))) {
+      failure = in.readObject();
+    } catch (IOException | ClassNotFoundException e) {
+      throw new IllegalStateException("a task of the JVM write failed; its error cannot be read", e);
+    }
+    throw (RuntimeException) failure;
   }
 
   private static Map<String, String> options(String json) {

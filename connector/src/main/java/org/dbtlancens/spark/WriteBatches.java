@@ -16,7 +16,9 @@ import org.apache.spark.sql.types.StructType;
  * <p>A failure upstream (the model's query failing in this task) or while copying a row (a NULL in
  * a NOT NULL column) ends the stream cleanly instead of failing Lance's write: Lance then finishes
  * and reports the files it started, so the task can hand them over for deletion before it rethrows
- * the failure ({@link #failure}).
+ * the failure ({@link #failure}). A kill (Spark stopping the task because another task failed the
+ * job) fails the stream instead: the driver no longer hears from a task of a failed job, so Lance
+ * is made to abandon the file it is writing rather than finish it.
  */
 final class WriteBatches extends ArrowReader {
   private final Schema schema;
@@ -61,10 +63,25 @@ final class WriteBatches extends ArrowReader {
         count++;
       }
     } catch (RuntimeException e) {
+      if (killed(e)) {
+        // Spark stopped this task because another one failed the job: Spark no longer hears of
+        // this task's files then, so Lance must not finish the one it is writing (it drops it).
+        throw new java.io.IOException("the Spark task was killed; its Lance file is abandoned", e);
+      }
       failure = e;
     }
     root.setRowCount(count);
     return count > 0;
+  }
+
+  /** Whether {@code e} is Spark stopping this task (a kill), not a failure of its own rows. */
+  static boolean killed(Throwable e) {
+    for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+      if (cause.getClass().getName().equals("org.apache.spark.TaskKilledException")) {
+        return true;
+      }
+    }
+    return Thread.currentThread().isInterrupted();
   }
 
   @Override
