@@ -1,7 +1,8 @@
 """Write-audit-publish on a branch: `dbt build --target ci` builds and tests on a Lance branch, then
 `lancens.promote_branch` makes every table the branch changed main's next version, in one
 `__manifest` commit, without writing or copying a data file. A promotion after main moved is
-refused naming the tables; a failed audit is never promoted; branches are listed and deleted.
+refused naming the tables; a failed audit is never promoted; branches are listed and deleted, a
+promoted one once main moved on and a cleanup removed the versions that read its files.
 
 Real dbt runs in process on a root with table version management, read back with the engine and
 pylance; files are counted on disk.
@@ -13,6 +14,8 @@ import os
 from copy import deepcopy
 
 import lance
+import lance.namespace as native_ns
+import lance_namespace as lns
 import pytest
 from dbt.tests.util import run_dbt, run_dbt_and_capture
 
@@ -187,3 +190,35 @@ class TestBranchPromote:
         )
         assert "cannot be promoted" in log and f"{project.test_schema}.a" in log
         assert rows(ns.describe_table(table).location) == [40]
+
+    def test_a_promoted_branch_is_reclaimed_once_main_moved_on(self, project, dbt_profile_target) -> None:
+        """ci_1 (promoted in the first test) is kept while main's kept versions, or ci_3 made from
+        them, read its files; after main's full refresh, ci_3's deletion and a cleanup of old
+        versions, `delete_branch` removes it and its files, and main (pylance, native) reads every row."""
+        ns = DirectoryNamespace(dbt_profile_target["root"])
+        schema = project.test_schema
+        _, log = run_dbt_and_capture(
+            ["run-operation", "lancens.delete_branch", "--args", "{branch: ci_1}"], expect_pass=False
+        )
+        assert "was promoted" in log and f"{schema}.b: main versions" in log and "branch 'ci_3'" in log
+
+        run_dbt(["run", "--full-refresh", "--exclude", "untouched", "--vars", "{gen: 9}"])
+        run_dbt(["run-operation", "lancens.delete_branch", "--args", "{branch: ci_3}"])
+        _, log = run_dbt_and_capture(
+            ["run-operation", "lancens.delete_branch", "--args", "{branch: ci_1}"], expect_pass=False
+        )
+        assert "main versions" in log  # main's older versions still read it: cleanup first
+        cleanup = "{retain_versions: 1, grace_hours: 0, allow_short_grace: true}"
+        run_dbt(["run-operation", "lancens.cleanup_namespace", "--args", cleanup])
+        run_dbt(["run-operation", "lancens.delete_branch", "--args", "{branch: ci_1}"])
+
+        native = native_ns.DirectoryNamespace(root=dbt_profile_target["root"])
+        for name in TABLES:
+            location = ns.describe_table([schema, name]).location
+            assert not os.path.exists(os.path.join(location, "tree", "ci_1")), name  # reclaimed
+            assert "ci_1" not in [b.name for b in ns.list_table_branches([schema, name]).items]
+            assert rows(location) == [9], name
+            found = native.describe_table(lns.DescribeTableRequest(id=[schema, name])).location
+            assert found is not None and rows(found) == [9], name
+        run_dbt(["run-operation", "lancens.cleanup_namespace", "--args", cleanup])
+        assert rows(ns.describe_table([schema, "b"]).location, "tens") == [90]
