@@ -8,10 +8,12 @@ Shapes (``dbt_projects.py``): ``sample`` (the sample project's models, 1,000,000
 ``many`` (40 chained table models of 10,000 rows: the per-model overhead). ``--rows`` overrides
 each shape's row count.
 
-For each adapter the project and its raw tables are made once, then copied aside; every repeat
-restores that copy (same path) and runs ``dbt run`` as a fresh process in it, so each build starts
-from an empty warehouse and pays its own JVM start, as a user's ``dbt run`` does. The adapters
-alternate which goes first in each repeat. Printed: each build, the medians, each model's median
+dbt-lancens runs twice, once per read path (issue 47): ``lancens`` with ``spark_connector: jvm``
+(the JVM connector, the default path) and ``lancens-py`` with ``spark_connector: python`` (the
+Python data source), beside dbt-spark. For each the project and its raw tables are made once, then
+copied aside; every repeat restores that copy (same path) and runs ``dbt run`` as a fresh process in
+it, so each build starts from an empty warehouse and pays its own JVM start, as a user's ``dbt
+run`` does. Which goes first rotates with each repeat. Printed: each build, the medians, each model's median
 execution time (dbt's run_results.json) and the ratios lancens/dbt-spark of the medians (goal <= 1.0)
 of the wall time and of the CPU time of each build's whole process tree (dbt, JVM, Python workers):
 on a machine shared with other work the CPU figure is the steadier of the two.
@@ -39,17 +41,26 @@ from harness import (
 )
 
 TARGET = 1.0
+# What is built: (adapter, dbt-lancens' read path), by the name printed.
+RUNS = {"lancens": ("lancens", "jvm"), "lancens-py": ("lancens", "python"), "spark": ("spark", None)}
 
 
-def prepare(shape: Shape, adapter: str, base: Path, rows: int, master: str) -> tuple[Path, Path]:
-    """Project and raw tables for one adapter; returns (project dir, pristine copy)."""
-    project = base / adapter / "project"
+def prepare(shape: Shape, run: str, base: Path, rows: int, master: str) -> tuple[Path, Path]:
+    """Project and raw tables for one run; returns (project dir, pristine copy)."""
+    adapter, connector = RUNS[run]
+    project = base / run / "project"
     write_project(shape, adapter, project, master)
+    if connector is not None:  # the read path, explicit: a failed jvm path fails rather than falls back
+        profile = project / "profiles.yml"
+        text = profile.read_text()
+        profile.write_text(
+            text.replace("type: lancens\n", f"type: lancens\n      spark_connector: {connector}\n")
+        )
     command = [sys.executable, __file__, "--generate", adapter, "--shape", shape.name,
                "--project", str(project), "--rows", str(rows), "--master", master]  # fmt: skip
     seconds = run_timed(command, project)
-    print(f"  {adapter:<8} raw data written in {seconds:.1f}s", flush=True)
-    pristine = base / adapter / "pristine"
+    print(f"  {run:<10} raw data written in {seconds:.1f}s", flush=True)
+    pristine = base / run / "pristine"
     shutil.copytree(project, pristine, symlinks=True)
     return project, pristine
 
@@ -71,13 +82,14 @@ def bench_shape(shape: Shape, rows: int, repeat: int, master: str) -> list[str]:
         f"\n== shape {shape.name}: {shape.describe} (rows={rows}, repeat={repeat}, master={master})",
         flush=True,
     )
-    walls: dict[str, list[float]] = {adapter: [] for adapter in ADAPTERS}
-    cpus: dict[str, list[float]] = {adapter: [] for adapter in ADAPTERS}
-    models: dict[str, dict[str, list[float]]] = {adapter: {} for adapter in ADAPTERS}
+    walls: dict[str, list[float]] = {run: [] for run in RUNS}
+    cpus: dict[str, list[float]] = {run: [] for run in RUNS}
+    models: dict[str, dict[str, list[float]]] = {run: {} for run in RUNS}
+    names = list(RUNS)
     with tempfile.TemporaryDirectory(prefix=f"dbt-run-{shape.name}-") as tmp:
-        prepared = {adapter: prepare(shape, adapter, Path(tmp), rows, master) for adapter in ADAPTERS}
+        prepared = {run: prepare(shape, run, Path(tmp), rows, master) for run in RUNS}
         for attempt in range(repeat):
-            order = ADAPTERS if attempt % 2 == 0 else tuple(reversed(ADAPTERS))
+            order = names[attempt % len(names) :] + names[: attempt % len(names)]
             for adapter in order:
                 project, pristine = prepared[adapter]
                 restore(project, pristine)
@@ -89,21 +101,30 @@ def bench_shape(shape: Shape, rows: int, repeat: int, master: str) -> list[str]:
                 for model, elapsed in model_times(project).items():
                     models[adapter].setdefault(model, []).append(elapsed)
                 print(
-                    f"  repeat {attempt + 1} {adapter:<8} dbt run {run.wall:7.2f}s wall {run.cpu:7.2f}s CPU",
+                    f"  repeat {attempt + 1} {adapter:<10} dbt run {run.wall:7.2f}s wall {run.cpu:7.2f}s CPU",
                     flush=True,
                 )
-    print(f"  {'model':<24}{'lancens s':>11}{'dbt-spark s':>13}{'ratio':>8}")
+    print(f"  {'model':<24}{'jvm s':>9}{'python s':>10}{'dbt-spark s':>13}{'jvm/spark':>11}{'py/spark':>10}")
     for model in sorted(models["lancens"]):
-        ours, theirs = median(models["lancens"][model]), median(models["spark"].get(model, [float("nan")]))
-        print(f"  {model:<24}{ours:>11.2f}{theirs:>13.2f}{ours / theirs:>8.2f}")
-    for adapter in ADAPTERS:
-        print(f"  {adapter:<8} dbt run wall {spread(walls[adapter])}, CPU {spread(cpus[adapter])}")
-    lines = [
-        ratio_line(
-            f"{shape.name:<7} dbt run wall lancens/dbt-spark", walls["lancens"], walls["spark"], TARGET
-        ),
-        ratio_line(f"{shape.name:<7} dbt run CPU  lancens/dbt-spark", cpus["lancens"], cpus["spark"], TARGET),
-    ]
+        jvm, python = (
+            median(models["lancens"][model]),
+            median(models["lancens-py"].get(model, [float("nan")])),
+        )
+        theirs = median(models["spark"].get(model, [float("nan")]))
+        print(
+            f"  {model:<24}{jvm:>9.2f}{python:>10.2f}{theirs:>13.2f}"
+            f"{jvm / theirs:>11.2f}{python / theirs:>10.2f}"
+        )
+    for run in RUNS:
+        print(f"  {run:<10} dbt run wall {spread(walls[run])}, CPU {spread(cpus[run])}")
+    lines = []
+    for ours, theirs, label in (
+        ("lancens", "spark", "lancens jvm/dbt-spark"),
+        ("lancens-py", "spark", "lancens python/dbt-spark"),
+        ("lancens", "lancens-py", "lancens jvm/python"),
+    ):
+        lines.append(ratio_line(f"{shape.name:<7} dbt run wall {label}", walls[ours], walls[theirs], TARGET))
+        lines.append(ratio_line(f"{shape.name:<7} dbt run CPU  {label}", cpus[ours], cpus[theirs], TARGET))
     print("\n".join("  " + line for line in lines))
     return lines
 
