@@ -20,9 +20,11 @@ import lance
 import lance.namespace as native_ns
 import lance_namespace as lns
 import pytest
-from dbt.tests.util import run_dbt
+from dbt.tests.util import run_dbt, run_dbt_and_capture
 
+from dbt.adapters.lancens.metadata.schemas import list_schemas
 from dbt.adapters.lancens.namespace import DirectoryNamespace
+from dbt.adapters.lancens.runtime.branch_landing import BranchLanding
 
 ON = "{{ config(enabled=var('new', false)) }}"
 A = "{{ config(materialized='table') }} select {{ var('gen', 1) }} as gen"
@@ -71,6 +73,13 @@ class TestBranchNewObjects:
         return {"test": {"outputs": outputs, "target": "default"}}
 
     @pytest.fixture(scope="class")
+    def macros(self) -> dict[str, str]:
+        return {
+            "schema_there.sql": "{% macro schema_there(schema) %}{% do print('schema there: ' ~ "
+            "adapter.check_schema_exists(target.database, schema)) %}{% endmacro %}"
+        }
+
+    @pytest.fixture(scope="class")
     def models(self) -> dict[str, str]:
         return {
             "a.sql": A,
@@ -100,6 +109,16 @@ class TestBranchNewObjects:
             assert name not in tables, name
         assert not ns.namespace_exists(extra)
         assert native.list_namespaces(lns.ListNamespacesRequest(id=[schema])).namespaces == []
+        # dbt's schema listing on the branch target has the branch's schema (so a run does not create
+        # it again), main's does not
+        dotted = f"{schema}.extra"
+        assert dotted in list_schemas(ns, BranchLanding(ns, "ci_new"))
+        assert dotted not in list_schemas(ns)
+        for target, there in (("ci", True), ("default", False)):
+            _, log = run_dbt_and_capture(
+                ["run-operation", "schema_there", "--target", target, "--args", f"{{schema: {dotted}}}"]
+            )
+            assert f"schema there: {there}" in log, target
         assert ns.describe_table([schema, "a"]).version == a_main
 
         def on_branch(table: list[str]) -> str:

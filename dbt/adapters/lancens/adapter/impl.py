@@ -179,10 +179,12 @@ class LancensAdapter(SparkAdapter):
         self.cache.drop_schema(relation.database, relation.schema)
 
     def list_schemas(self, database: str) -> list[str]:
-        return schemas.list_schemas(self.runtime.namespace)
+        return schemas.list_schemas(self.runtime.namespace, self.runtime.branch_landing)
 
     def check_schema_exists(self, database: str, schema: str) -> bool:
-        return self.runtime.namespace.namespace_exists(schema_to_namespace(schema))
+        return schemas.schema_exists(
+            self.runtime.namespace, schema_to_namespace(schema), self.runtime.branch_landing
+        )
 
     # -- relations ----------------------------------------------------------------------------------
     def list_relations_without_caching(self, schema_relation: BaseRelation) -> list[BaseRelation]:

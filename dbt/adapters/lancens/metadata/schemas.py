@@ -6,6 +6,7 @@ from dbt.adapters.lancens.definitions.names import namespace_to_schema
 from dbt.adapters.lancens.metadata import clone_holds
 from dbt.adapters.lancens.metadata.maintenance import table_ids
 from dbt.adapters.lancens.namespace import DirectoryNamespace, all_pages, errors
+from dbt.adapters.lancens.runtime.branch_landing import BranchLanding
 from dbt.adapters.lancens.runtime.process import LancensRuntime
 
 
@@ -30,8 +31,9 @@ def create_schema(runtime: LancensRuntime, namespace_id: list[str]) -> None:
     runtime.catalog.ensure_database(namespace_id)
 
 
-def list_schemas(namespace: DirectoryNamespace) -> list[str]:
-    """Every namespace under the root, nested ones included, in dbt's dotted form.
+def list_schemas(namespace: DirectoryNamespace, branch: BranchLanding | None = None) -> list[str]:
+    """Every namespace under the root, nested ones included, in dbt's dotted form; on a branch
+    target (`branch`) also those only its branch has.
 
     One catalog state for the whole walk (a request on S3): at the start of a run, the one the
     connection's root check read (`connections._check_root`)."""
@@ -44,7 +46,18 @@ def list_schemas(namespace: DirectoryNamespace) -> list[str]:
                 child = [*parent, name]
                 found.append(namespace_to_schema(child))
                 pending.append(child)
-    return sorted(found)
+    if branch is not None:
+        found.extend(namespace_to_schema(item) for item in branch.schemas_only_here(namespace))
+    return sorted(set(found))
+
+
+def schema_exists(
+    namespace: DirectoryNamespace, namespace_id: list[str], branch: BranchLanding | None
+) -> bool:
+    """Whether the schema exists on main, or (a branch target) on its branch only."""
+    if namespace.namespace_exists(namespace_id):
+        return True
+    return branch is not None and namespace_id in branch.schemas_only_here(namespace)
 
 
 def drop_schema(runtime: LancensRuntime, namespace_id: list[str], cascade: bool = True) -> None:

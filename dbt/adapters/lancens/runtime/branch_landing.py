@@ -192,6 +192,11 @@ class BranchLanding(DirectLanding):
         for depth in range(1, len(namespace_id) + 1):
             namespace.create_namespace_on_branch(list(namespace_id[:depth]), self.name)
 
+    def schemas_only_here(self, namespace: DirectoryNamespace) -> list[list[str]]:
+        """The namespaces only this branch has (made by `create_schema`), so dbt's `list_schemas`
+        and `check_schema_exists` on the branch target find them and do not create them again."""
+        return [list(item.id) for item in namespace.objects_on_branch(self.name) if item.kind == "namespace"]
+
     def tables_only_here(self, namespace: DirectoryNamespace, namespace_id: Sequence[str]) -> list[str]:
         """The names of the tables directly in `namespace_id` that only this branch has."""
         return [
