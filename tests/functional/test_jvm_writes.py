@@ -91,7 +91,7 @@ def _jvm_jobs(spark: SparkSession, location: str) -> int:
     """How many Spark jobs of this session wrote Lance files to `location` in the JVM."""
     wanted = f"{JOB_PREFIX} {location}"
     descriptions = (job.description() for job in seq_elements(spark._jsc.sc().statusStore().jobsList(None)))
-    return sum(1 for d in descriptions if d.isDefined() and str(d.get()) == wanted)
+    return sum(1 for d in descriptions if d.isDefined() and str(d.get()).endswith(wanted))
 
 
 def _data_files(location: str) -> set[str]:

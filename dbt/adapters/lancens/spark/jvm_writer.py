@@ -50,7 +50,8 @@ FAILED = "!failed:"
 JOB_DESCRIPTION = "spark.job.description"
 # How long a failed write waits for its other tasks to end before deleting what they wrote.
 TASKS_END_WAIT = 300.0
-# How the write's Spark job is described (Spark's UI, its status store): the table's location follows.
+# How the write's Spark job is described (Spark's UI, its status store), after the description the
+# job would have had: the table's location follows.
 JOB_PREFIX = "dbt-lancens: Lance data files written in the JVM to"
 # The data-file version pylance 14 gives a new table (tests/unit/test_jvm_writer.py checks it still
 # does): a new table written from the JVM gets the version the Python path would have made.
@@ -112,12 +113,14 @@ def write_fragments(frame: DataFrame, target: JvmWrite) -> list[FragmentMetadata
     )
     context = spark.sparkContext
     described = context.getLocalProperty(JOB_DESCRIPTION)
-    context.setJobDescription(f"{JOB_PREFIX} {target.location}")
+    # after the description the job already has (the dbt node's query comment, runtime/jvm.py)
+    description = " | ".join(part for part in (described, f"{JOB_PREFIX} {target.location}") if part)
+    context.setJobDescription(description)
     try:
         tasks = ordered._jdf.queryExecution().toRdd().toJavaRDD().mapPartitions(task)
         rows = [str(row) for row in tasks.collect()]
     except Exception:
-        _wait_for_tasks(spark, f"{JOB_PREFIX} {target.location}")
+        _wait_for_tasks(spark, description)
         discard_uncommitted(target.location, dict(target.storage_options), _reported(written))
         raise
     except BaseException:  # interrupted: what is known now, without waiting for the tasks
