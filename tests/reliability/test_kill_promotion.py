@@ -7,7 +7,8 @@ The promotion makes two kinds of commits on main: first, per table whose branch 
 version registering the branch's directory as a base path (rows unchanged), then ONE `__manifest`
 commit of every table's new version. A pause stops at the first commit that reaches the step, so
 the test promotes again after each kill until the promotion has landed: every kill point is met.
-Table `c` is new on the branch (main has none): it appears on main with the others, or not at all.
+Table `c` is new on the branch (main has none), and so is schema `analytics.extra` with table `d`:
+they appear on main with the others, or not at all.
 """
 
 from __future__ import annotations
@@ -23,11 +24,14 @@ from tests.reliability.helpers import check_namespace, kill_group, make_project,
 
 TABLES = ("a", "b")
 MODEL = "{{{{ config(materialized='table') }}}} select {{{{ var('gen', 1) }}}} * {factor} as gen"
+IN_NEW_SCHEMA = "{{ config(materialized='table', schema='extra') }} select {{ var('gen', 1) }} * 4 as gen"
+EXTRA = ["analytics", "extra"]
 
 
-def main_rows(ns: DirectoryNamespace) -> dict[str, list[int] | None]:
-    """Every table's rows on main, as a fresh engine and pylance see them (None: main has no `c`)."""
-    found: dict[str, list[int] | None] = {
+def main_rows(ns: DirectoryNamespace) -> dict[str, list[int] | bool | None]:
+    """Every table's rows on main, as a fresh engine and pylance see them (None: main has no `c`,
+    `d`), and whether main has schema `analytics.extra`."""
+    found: dict[str, list[int] | bool | None] = {
         name: sorted(
             lance.dataset(ns.describe_table(["analytics", name]).location).to_table()["gen"].to_pylist()
         )
@@ -36,6 +40,12 @@ def main_rows(ns: DirectoryNamespace) -> dict[str, list[int] | None]:
     found["c"] = (
         sorted(lance.dataset(ns.describe_table(["analytics", "c"]).location).to_table()["gen"].to_pylist())
         if ns.table_exists(["analytics", "c"])
+        else None
+    )
+    found["extra"] = ns.namespace_exists(EXTRA)
+    found["d"] = (
+        sorted(lance.dataset(ns.describe_table([*EXTRA, "d"]).location).to_table()["gen"].to_pylist())
+        if found["extra"] and ns.table_exists([*EXTRA, "d"])
         else None
     )
     return found
@@ -59,9 +69,11 @@ def test_killed_promotion_leaves_main_before_or_after(tmp_path: Path, step: str)
 
     assert project.run("run").returncode == 0
     project.write("models/c.sql", MODEL.format(factor=3))  # new: on the branch only
+    project.write("models/d.sql", IN_NEW_SCHEMA)  # in a new schema: both on the branch only
     assert project.run("run", "--target", "ci", "--vars", "{gen: 2}").returncode == 0
     ns = project.namespace()
-    before, after = {"a": [1], "b": [2], "c": None}, {"a": [2], "b": [4], "c": [6]}
+    before = {"a": [1], "b": [2], "c": None, "extra": False, "d": None}
+    after = {"a": [2], "b": [4], "c": [6], "extra": True, "d": [8]}
     assert main_rows(ns) == before
 
     markers = tmp_path / "markers"
