@@ -209,6 +209,10 @@ def test_a_new_table_in_a_new_namespace_exists_only_on_the_branch_until_promoted
     )
     root.ns.commit_table(new, lance.LanceOperation.Append(later), main.version)
     assert root.rows(main.location) == [40, 41, 42]
+    # main reads the files the branch wrote for the new table too: its deletion names it
+    with pytest.raises(errors.InvalidInputError, match=r"s2\.n: main versions \d"):
+        delete_branch(root.ns, "ci")
+    assert root.rows(main.location) == [40, 41, 42]
 
 
 def test_a_promoted_branch_is_kept_while_main_reads_it_then_deleted_and_reclaimed(root: Root) -> None:
