@@ -20,6 +20,10 @@ import pytest
 
 from tests.conftest import free_port
 from tests.reliability.helpers import check_namespace, dbt_env, make_project, wait_for
+from tests.reliability.test_connector_fallback import EXPLAIN_MACRO
+
+QUERY = "{sql: 'select id from analytics.numbers where id = 3'}"
+SAMPLE_QUERY = "{sql: 'select * from analytics__marts.orders'}"
 
 pytestmark = pytest.mark.cluster
 SPARK_HOME = Path(pyspark.__file__).parent
@@ -107,9 +111,11 @@ def standalone(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 def test_sample_project_on_standalone_cluster(standalone: tuple[str, Path], tmp_path: Path) -> None:
     url, work = standalone
     config = {"spark.executor.memory": "512m", "spark.cores.max": "1", "spark.executor.cores": "1"}
-    project = make_project(
-        tmp_path / "proj", str(tmp_path / "root"), master=url, extra={"spark_config": config}
-    )
+    # The worker's JVMs have the connector's jars on their class path (SPARK_DIST_CLASSPATH, as an
+    # operator installs them on every node): the profile says so, and the adapter adds none.
+    extra = {"spark_config": config, "connector_jars_on_nodes": True}
+    project = make_project(tmp_path / "proj", str(tmp_path / "root"), master=url, extra=extra)
+    project.write("macros/explain_plan.sql", EXPLAIN_MACRO)
     build = project.run("build")
     assert build.returncode == 0, build.output[-4000:]
     assert all(r["status"] in ("success", "pass") for r in build.results.values()), build.results
@@ -123,6 +129,9 @@ def test_sample_project_on_standalone_cluster(standalone: tuple[str, Path], tmp_
     executor_logs = list(work.glob("app-*/*/stderr"))
     assert executor_logs, "the worker launched no executor"
     assert any("Finished task" in log.read_text() for log in executor_logs)
+    explain = project.run("run-operation", "explain_plan", "--args", SAMPLE_QUERY)
+    assert explain.returncode == 0, explain.output[-4000:]
+    assert "LanceScan[" in explain.output
 
 
 def _installed_work() -> set[str]:
@@ -139,6 +148,8 @@ def test_local_cluster_keeps_spark_files_out_of_pyspark_and_logs(tmp_path: Path)
         tmp_path / "proj", str(tmp_path / "root"), sample=False, master="local-cluster[1,1,1024]"
     )
     project.write("models/numbers.sql", "select id, id * 2 as doubled from range(100)")
+    project.write("models/evens.sql", "select id from {{ ref('numbers') }} where doubled % 4 = 0")
+    project.write("macros/explain_plan.sql", EXPLAIN_MACRO)
     temp = tmp_path / "tmp"
     temp.mkdir()
     installed_before = _installed_work()
@@ -147,8 +158,10 @@ def test_local_cluster_keeps_spark_files_out_of_pyspark_and_logs(tmp_path: Path)
     build = project.run("build", env={"TMPDIR": str(temp), "DBT_LANCENS_CLASS_ARCHIVE": "off"})
 
     assert build.returncode == 0, build.output[-4000:]
-    assert build.results["numbers"]["status"] == "success"
+    assert build.results["numbers"]["status"] == build.results["evens"]["status"] == "success"
     assert check_namespace(project.namespace())[("analytics", "numbers")] == 100
+    # the ref was read by the JVM connector, its executor in a JVM of its own (the default path)
+    assert check_namespace(project.namespace())[("analytics", "evens")] == 50
     assert _installed_work() == installed_before
     logs = project.path / "logs"
     assert sorted(str(p.relative_to(logs)) for p in logs.rglob("*")) == [
@@ -162,3 +175,8 @@ def test_local_cluster_keeps_spark_files_out_of_pyspark_and_logs(tmp_path: Path)
     executor_logs = list((homes[0] / "work").glob("app-*/*/stderr"))
     assert len(executor_logs) == 1
     assert "Finished task" in executor_logs[0].read_text()
+    # Without the test processes' SPARK_DIST_CLASSPATH: the class path the adapter gives the driver
+    # and the executor is the one the connector's tasks run with.
+    explain = project.run("run-operation", "explain_plan", "--args", QUERY, env={"SPARK_DIST_CLASSPATH": ""})
+    assert explain.returncode == 0, explain.output[-4000:]
+    assert "LanceScan[" in explain.output and "(`id` = 3)" in explain.output
