@@ -23,6 +23,7 @@ from dbt.adapters.lancens.embeddings.functions import schema_metadata
 from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark import jvm_connector, jvm_writer
 from dbt.adapters.lancens.spark.options import LanceOptions
+from dbt.adapters.lancens.spark.remote import is_remote
 from dbt.adapters.lancens.spark.row_changes import StoredValues, StoredValuesWriter
 from dbt.adapters.lancens.spark.types import (
     fixed_sizes_from_metadata,
@@ -122,14 +123,18 @@ def jvm_target(
     lance-core makes an append's files with the field ids of the table's latest version at the
     location, so a write that builds on another version (a branch, or a version this atomic-publish
     run staged) stays on Python; so does a table lance-core cannot open, and data whose types it
-    has no exact copy for."""
+    has no exact copy for. A Spark Connect session has no py4j gateway to start the JVM writer's
+    job through (the connector still reads there), so Connect writes through Python."""
     runtime = write.runtime
     if not runtime.connector.jvm:
         return None
-    if write.branch is not None or write.staged_tip is not None:
+    if is_remote(frame.sparkSession):
         reason: str | None = (
-            "it builds on a version other than the table's latest (a branch or a staged version)"
+            "the session is a Spark Connect session, which has no py4j gateway to start the JVM "
+            "writer's job through"
         )
+    elif write.branch is not None or write.staged_tip is not None:
+        reason = "it builds on a version other than the table's latest (a branch or a staged version)"
     else:
         reason = None
         if write.dataset is not None:
