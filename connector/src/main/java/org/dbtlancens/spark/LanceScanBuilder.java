@@ -2,12 +2,12 @@ package org.dbtlancens.spark;
 
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
 import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
-import org.apache.spark.sql.connector.read.SupportsPushDownV2Filters;
+import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
@@ -15,14 +15,21 @@ import org.apache.spark.sql.types.StructType;
  * Plans one scan: the version was resolved when the builder was made (so every partition reads
  * the same one), then Spark pushes the columns it needs, the predicates Lance can evaluate exactly
  * ({@link FilterTranslator}; Spark keeps the rest) and, when no predicate stayed with Spark, a limit.
+ *
+ * <p>Filters arrive as Spark's data source filters ({@link SupportsPushDownFilters}), each turned
+ * into the predicate {@link FilterTranslator} reads with {@link Filter#toV2()}: everything it
+ * translates has such a form. Not {@code SupportsPushDownV2Filters}: Spark 4.0 builds those
+ * predicates with an assertion that fails the whole query when a condition holds a NULL boolean
+ * inside OR/AND/NOT (a DELETE's {@code name = NULL}, folded to NULL), where the V1 translation
+ * simply leaves that filter to Spark.
  */
 final class LanceScanBuilder
-    implements ScanBuilder, SupportsPushDownRequiredColumns, SupportsPushDownV2Filters, SupportsPushDownLimit {
+    implements ScanBuilder, SupportsPushDownRequiredColumns, SupportsPushDownFilters, SupportsPushDownLimit {
   private final ReadTarget target;
   private final Datasets.Planned planned;
   private StructType required;
   private boolean rowAddress;
-  private Predicate[] pushed = new Predicate[0];
+  private Filter[] pushed = new Filter[0];
   private String filter;
   private Integer limit;
 
@@ -47,13 +54,13 @@ final class LanceScanBuilder
   }
 
   @Override
-  public Predicate[] pushPredicates(Predicate[] predicates) {
+  public Filter[] pushFilters(Filter[] filters) {
     FilterTranslator translator = new FilterTranslator(planned.schema());
-    List<Predicate> kept = new ArrayList<>();
-    List<Predicate> accepted = new ArrayList<>();
+    List<Filter> kept = new ArrayList<>();
+    List<Filter> accepted = new ArrayList<>();
     List<String> sql = new ArrayList<>();
-    for (Predicate predicate : predicates) {
-      String translated = translator.translate(predicate);
+    for (Filter predicate : filters) {
+      String translated = translator.translate(predicate.toV2());
       if (translated == null) {
         kept.add(predicate);
       } else {
@@ -61,13 +68,13 @@ final class LanceScanBuilder
         sql.add("(" + translated + ")");
       }
     }
-    pushed = accepted.toArray(new Predicate[0]);
+    pushed = accepted.toArray(new Filter[0]);
     filter = sql.isEmpty() ? null : String.join(" AND ", sql);
-    return kept.toArray(new Predicate[0]);
+    return kept.toArray(new Filter[0]);
   }
 
   @Override
-  public Predicate[] pushedPredicates() {
+  public Filter[] pushedFilters() {
     return pushed;
   }
 
