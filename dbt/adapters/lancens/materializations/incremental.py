@@ -106,7 +106,7 @@ def apply(
     if not _appends(spec) and not _joined_once(spec):
         # the strategy joins the model's rows with the table and writes them: they are made once,
         # before the write opens (the query may read `{{ this }}`), and Spark's executors keep them
-        frame = merge.made_once(frame)
+        frame = merge.made_once(runtime, frame)
     with runtime.writing(table_id):  # concurrent microbatch batches commit one after another
         target = opened if opened is not None else open_write(runtime, table_id, must_exist=True)
         target.refuse_if_moved_since(seen)
@@ -120,7 +120,7 @@ def apply(
         if _appends(spec) and _rewrites(spec, source, target.current.schema, retype):
             # the model's query may read the table (`{{ this }}`), which it cannot read once its
             # columns are rewritten (Spark planned the query on the old ones): its rows are made first
-            frame = merge.made_once(frame)
+            frame = merge.made_once(runtime, frame)
         # a column about to take the model's type is not first cast to the table's old one
         stores = pa.schema([f.with_type(retype.get(f.name, f.type)) for f in target.current.schema])
         frame = store_assignment.cast_frame(frame, source, stores)
@@ -306,10 +306,11 @@ def _merge(
     read = None if spec.predicates else _key_names(frame.columns, spec.unique_key)
     with frame_view(runtime, frame) as source, addressed_view(target, read) as dest:
         paired = merge.made_once(
+            runtime,
             runtime.sql(
                 f"SELECT DBT_INTERNAL_SOURCE.*, DBT_INTERNAL_DEST.{ROW_ADDRESS} AS {merge.STORED_AT} "
                 f"FROM {source} AS DBT_INTERNAL_SOURCE LEFT JOIN {dest} AS DBT_INTERNAL_DEST ON {on}"
-            )
+            ),
         )
     kept = tuple(name for name in frame.columns if name in keep)  # as the table spells them
     version = merge.replace_frame(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import lance
 import pyarrow as pa
@@ -41,6 +42,9 @@ from dbt.adapters.lancens.spark.row_changes import (
 )
 from dbt.adapters.lancens.spark.types import aligned, to_spark_type
 from dbt.adapters.lancens.text.quoting import quote
+
+if TYPE_CHECKING:
+    from dbt.adapters.lancens.runtime.process import LancensRuntime
 
 STORED_AT = "__lancens_stored_at"
 """The column of a written row that holds the address of the stored row it replaces (NULL: none)."""
@@ -78,11 +82,14 @@ def fitted_frame(frame: DataFrame, schema: pa.Schema, carried: Sequence[str] = (
     return frame.select(*columns, *(F.col(quote(name)) for name in carried))
 
 
-def made_once(frame: DataFrame) -> DataFrame:
+def made_once(runtime: LancensRuntime, frame: DataFrame) -> DataFrame:
     """`frame`'s rows, made now and kept by Spark's executors on disk for the steps that read them
     again (joins, writing tasks, deletions): the query runs once, and the driver's memory is not
-    theirs to fill."""
-    return frame.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
+    theirs to fill. The runtime holds it while the session lives (`hold_checkpoint`: on Spark
+    Connect, letting it go mid-run can hang the run)."""
+    made = frame.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
+    runtime.hold_checkpoint(made)
+    return made
 
 
 def append(target: TableWrite, frame: DataFrame, properties: dict[str, str]) -> tuple[int, int]:

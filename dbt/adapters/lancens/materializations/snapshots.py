@@ -49,7 +49,7 @@ def merge_staging(
     `empty` (`dbt build --empty`): the sources read no rows, so dbt's staging query would close
     every current record under `hard_deletes`; the snapshot only gains the query's new columns."""
     seen = version_read(runtime, table_id)
-    staging = merge.made_once(runtime.sql(staging_sql, pushdown=True))  # reads the snapshot itself
+    staging = merge.made_once(runtime, runtime.sql(staging_sql, pushdown=True))  # reads the snapshot itself
     staged = spark_arrow_schema(staging.schema)
     index_run.check_staged_columns(runtime, table_id, staged, raw_indexes)
     target = open_write(runtime, table_id, must_exist=True)
@@ -109,9 +109,10 @@ def _apply_staging(
         # order they were stored (a scan without ORDER BY lists them as before), then the new
         # ones; made once: the writing tasks and the deletions read them
         changes = merge.made_once(
+            runtime,
             merge.fitted_frame(closing.orderBy(merge.STORED_AT), schema, [merge.STORED_AT]).unionByName(
                 merge.fitted_frame(inserted, schema, [merge.STORED_AT])
-            )
+            ),
         )
     stored_at = changes.select(merge.STORED_AT)
     kept = tuple(name for name in schema.names if name != valid_to_name)

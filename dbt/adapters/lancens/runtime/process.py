@@ -34,6 +34,7 @@ from dbt.adapters.lancens.runtime.session_catalog import SessionCatalog
 from dbt.adapters.lancens.runtime.spark_backends import ConnectSpark, LocalSpark, SparkBackend
 from dbt.adapters.lancens.runtime.staging import RunPublisher
 from dbt.adapters.lancens.spark.jvm_connector import with_class_path
+from dbt.adapters.lancens.spark.remote import is_remote
 
 if TYPE_CHECKING:
     import lance
@@ -76,6 +77,11 @@ class LancensRuntime:
     fragment_bounds: FragmentBounds = field(default_factory=FragmentBounds)
     # Per table, the version this process's current write committed (`refresh_table`, `open_write`).
     _committed: dict[tuple[str, ...], lance.LanceDataset] = field(default_factory=dict)
+    # Spark Connect only: the local checkpoints this process made (`merge.made_once`), referenced
+    # until the session ends. PySpark releases a Connect checkpoint when its Python object is
+    # garbage-collected, with a blocking call that can wait forever when it comes mid-run (a snapshot
+    # hung so, PySpark 4.3, `CachedRemoteRelation.__del__`); the server drops them with the session.
+    _connect_checkpoints: list[DataFrame] = field(default_factory=list)
 
     _shared: ClassVar[dict[tuple[tuple[tuple[str, str], ...], str | None], LancensRuntime]] = {}
     _shared_lock: ClassVar[threading.Lock] = threading.Lock()
@@ -148,6 +154,12 @@ class LancensRuntime:
         self.branch_landing = None if name is None else BranchLanding(self.namespace, name)
         if self._catalog is not None:
             self._catalog.forget_tables()
+
+    def hold_checkpoint(self, frame: DataFrame) -> None:
+        """Keep a Connect session's local checkpoint referenced until the process ends (see
+        `_connect_checkpoints`); a local session's are released by py4j, which never blocks."""
+        if is_remote(frame.sparkSession):
+            self._connect_checkpoints.append(frame)
 
     @property
     def atomic_run(self) -> bool:
