@@ -99,7 +99,9 @@ def write_fragments(frame: DataFrame, target: JvmWrite) -> list[FragmentMetadata
     written = java_class(jvm, _ACCUMULATOR_CLASS)()
     # registered to count failed tasks' values: their finished files are deleted here (a private
     # Scala method, public in the bytecode; SparkContext.collectionAccumulator counts only successes)
-    written.register(spark.sparkContext._jsc.sc(), jvm.scala.Option.apply("lancens fragments written"), True)
+    written.register(
+        spark.sparkContext._jsc.sc(), java_class(jvm, "scala.Option").apply("lancens fragments written"), True
+    )
     ordered = _in_schema_order(frame, target.schema)
     task = java_class(jvm, WRITER_CLASS).task(
         ordered._jdf,
