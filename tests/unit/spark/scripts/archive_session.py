@@ -14,12 +14,19 @@ import os
 import sys
 import time
 
-from dbt.adapters.lancens.spark import class_archive
+from dbt.adapters.lancens.spark import class_archive, jvm_connector
 from dbt.adapters.lancens.spark.session import get_or_create_session
 
 
 def main(directory: str, skip_dump: bool) -> None:
     user_options = {"spark.driver.extraJavaOptions": "-Ddbt.lancens.test=kept"}
+    # the class path the test process's driver has (its `spark` fixture, and every dbt run on the
+    # default `auto` path, put the JVM connector's jars first): an archive maps only under the class
+    # path it was dumped with
+    try:
+        user_options.update(jvm_connector.spark_settings())
+    except jvm_connector.ConnectorUnavailable:
+        pass
     spark = get_or_create_session(master="local[1]", config=user_options, class_archive_dir=directory)
     jvm = spark._jvm
     arguments = [
