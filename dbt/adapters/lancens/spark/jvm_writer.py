@@ -40,7 +40,11 @@ from pyspark.sql import functions as F
 from dbt.adapters.lancens.spark.column_names import column_names
 from dbt.adapters.lancens.spark.java_classes import java_class, seq_elements
 from dbt.adapters.lancens.spark.options import DEFAULT_MAX_ROWS_PER_FILE
-from dbt.adapters.lancens.spark.writer import delete_fragment_files, discard_uncommitted
+from dbt.adapters.lancens.spark.writer import (
+    delete_fragment_files,
+    discard_uncommitted,
+    removed_while_writing,
+)
 
 log = logging.getLogger(__name__)
 WRITER_CLASS = "org.dbtlancens.spark.FragmentWriter"
@@ -121,9 +125,10 @@ def write_fragments(frame: DataFrame, target: JvmWrite) -> list[FragmentMetadata
     try:
         tasks = ordered._jdf.queryExecution().toRdd().toJavaRDD().mapPartitions(task)
         rows = [str(row) for row in tasks.collect()]
-    except Exception:
+    except Exception as exc:
         _wait_for_tasks(spark, description)
         discard_uncommitted(target.location, dict(target.storage_options), _reported(written))
+        _raise_if_removed(exc, target.location)
         raise
     except BaseException:  # interrupted: what is known now, without waiting for the tasks
         discard_uncommitted(target.location, dict(target.storage_options), _reported(written))
@@ -134,13 +139,26 @@ def write_fragments(frame: DataFrame, target: JvmWrite) -> list[FragmentMetadata
     if failures:  # every task ended; raise the first one's failure once all files are gone
         made = [FragmentMetadata.from_json(row) for row in rows if not row.startswith(FAILED)]
         discard_uncommitted(target.location, dict(target.storage_options), [*made, *_reported(written)])
-        java_class(jvm, WRITER_CLASS).rethrow(failures[0])
+        try:
+            java_class(jvm, WRITER_CLASS).rethrow(failures[0])
+        except Exception as exc:
+            _raise_if_removed(exc, target.location)
+            raise
     retried = set(_json_values(written)) - set(rows)
     if retried:  # attempts Spark ran again: no version can name their files
         delete_fragment_files(
             target.location, dict(target.storage_options), [FragmentMetadata.from_json(f) for f in retried]
         )
     return [FragmentMetadata.from_json(row) for row in rows]
+
+
+def _raise_if_removed(failure: Exception, location: str) -> None:
+    """Raise the writers' shared "files removed while the write ran" error (spark/writer.py) when
+    lance-core's failure in a task says so: Spark's own error buries it in a job abort with Java
+    frames, which the user would otherwise get instead of being told a cleanup may have done it."""
+    removed = removed_while_writing(str(failure), location)
+    if removed is not None:
+        raise removed from failure
 
 
 def _wait_for_tasks(spark: SparkSession, description: str) -> None:

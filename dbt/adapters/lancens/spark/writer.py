@@ -40,8 +40,24 @@ FRAGMENT_COLUMN = "fragment"
 FRAGMENT_SCHEMA = pa.schema([pa.field(FRAGMENT_COLUMN, pa.string())])
 # How a task's error says its files were deleted under it (runtime/errors.py tells the user why).
 REMOVED_WHILE_WRITING = "were removed while the write ran"
-# What Lance's local writer reports when the directory of the file it writes is gone.
+# What Lance's local writer reports when the directory of the file it writes is gone (pylance's
+# OSError in a Python worker, lance-core's IOException in a JVM task: the same Rust text).
 _GONE = ("No such file or directory", "failed to persist temp file")
+
+
+def removed_while_writing(error: str, location: str) -> FileNotFoundError | None:
+    """The error to raise when Lance's `error` (its text, possibly a whole Spark job failure with
+    Java frames) says the files a write was adding at `location` were deleted under it, else None.
+    The one place both writers (Python worker, JVM task) recognise it, so runtime/errors.py can
+    tell the user a concurrent cleanup may have done it, whichever path wrote."""
+    lines = (line.strip() for line in error.splitlines())
+    gone = next((line for line in lines if any(marker in line for marker in _GONE)), None)
+    if gone is None:
+        return None
+    return FileNotFoundError(
+        f"the files this write was adding to the table at {location} {REMOVED_WHILE_WRITING} "
+        f"(deleted by another process); nothing of this write was committed. Lance: {gone}"
+    )
 
 
 @dataclass(frozen=True)
@@ -162,12 +178,10 @@ class LanceWriter(DataSourceArrowWriter):
                 storage_options=self.options.storage_options or None,
             )
         except OSError as exc:
-            if not any(marker in str(exc) for marker in _GONE):
+            removed = removed_while_writing(str(exc), self.options.uri)
+            if removed is None:
                 raise
-            raise FileNotFoundError(
-                f"the files this write was adding to the table at {self.options.uri} {REMOVED_WHILE_WRITING} "
-                f"(deleted by another process); nothing of this write was committed. Lance: {exc}"
-            ) from exc
+            raise removed from exc
         if upstream.error is not None:
             delete_fragment_files(self.options.uri, self.options.storage_options, fragments)
             raise upstream.error
