@@ -38,8 +38,11 @@ def _until_lance_writes(namespace: DirectoryNamespace) -> None:
         time.sleep(0.05)
 
 
-def test_a_write_whose_files_a_cleanup_removed_says_so(tmp_path: Path) -> None:
+@pytest.mark.parametrize("connector", ["jvm", "python"])
+def test_a_write_whose_files_a_cleanup_removed_says_so(tmp_path: Path, connector: str) -> None:
+    """Whichever writer runs the tasks (lance-core in the JVM, pylance in a Python worker)."""
     runtime = shop_runtime(tmp_path)
+    runtime.choose_connector(connector, None)
     properties = runtime.namespace.properties
 
     def clean_midway(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -50,8 +50,13 @@ def removed_while_writing(error: str, location: str) -> FileNotFoundError | None
     Java frames) says the files a write was adding at `location` were deleted under it, else None.
     The one place both writers (Python worker, JVM task) recognise it, so runtime/errors.py can
     tell the user a concurrent cleanup may have done it, whichever path wrote."""
+    # the table's directory named on the same line: a query's own "No such file" elsewhere in a
+    # job's failure is not this
+    table_dir = location.rstrip("/").rsplit("/", 1)[-1]
     lines = (line.strip() for line in error.splitlines())
-    gone = next((line for line in lines if any(marker in line for marker in _GONE)), None)
+    gone = next(
+        (line for line in lines if table_dir in line and any(marker in line for marker in _GONE)), None
+    )
     if gone is None:
         return None
     return FileNotFoundError(
