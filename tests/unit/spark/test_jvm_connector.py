@@ -186,6 +186,28 @@ def test_a_table_lance_core_cannot_read_takes_the_python_source(spark: SparkSess
     assert spark.sql("SELECT count(*) AS n FROM jvm_skew.readable WHERE id < 4").first().n == 4
 
 
+def test_a_dictionary_column_reads_as_its_values_through_the_python_source(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """lance-core's Java schema drops a column's dictionary encoding, so the connector read
+    `dictionary<int32, string>` as int32 indices (an insert_overwrite's `part <=> 'a'` then failed
+    casting 'a' to BIGINT). The connector has no dictionary decoder: ReadCheck names the column and
+    the catalog's table takes the Python source, which reads the values (spark/types.py)."""
+    uri = str(tmp_path / "dictionary.lance")
+    part = pa.array(["a", None, "b"]).dictionary_encode()
+    lance.write_dataset(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "part": part}), uri)
+    reason = jvm_connector.unreadable(spark, uri, None, {}) or ""
+    assert "column part is dictionary-encoded" in reason
+    with pytest.raises(Exception, match="column part is dictionary-encoded"):
+        _ = spark.read.format(JVM).load(uri).schema
+    catalog = SessionCatalog(spark, spark.sql, {}, "unused:hook", lambda _: {}, jvm_reads=True)
+    assert catalog.register_table(["jvm_dictionary", "t"], uri, schema=lance.dataset(uri).schema)
+    frame = spark.sql("SELECT id, part FROM jvm_dictionary.t WHERE part <=> 'a' OR part IS NULL")
+    assert frame.schema == spark.read.format("lance").load(uri).select("id", "part").schema
+    assert dict(frame.schema.fields[1].jsonValue(), metadata={})["type"] == "string"
+    assert sorted((row.id, row.part) for row in frame.collect()) == [(1, "a"), (2, None)]
+
+
 def test_the_profile_choice(spark: SparkSession) -> None:
     default = connector_choice.plan(None, None)  # auto: the JVM path where the jars are built
     assert (default.requested, default.path) == ("auto", "jvm")

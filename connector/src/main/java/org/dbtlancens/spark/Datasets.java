@@ -1,9 +1,14 @@
 package org.dbtlancens.spark;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
+import org.apache.arrow.c.ArrowSchema;
+import org.apache.arrow.c.CDataDictionaryProvider;
+import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -45,7 +50,31 @@ final class Datasets {
   static Schema schema(ReadTarget target, OptionalLong version) {
     try (BufferAllocator allocator = allocator("schema");
         Dataset dataset = open(target, version, allocator)) {
-      return dataset.getSchema();
+      return schema(dataset);
+    }
+  }
+
+  /**
+   * The dataset's Arrow schema with each dictionary-encoded column marked as such. lance-core's
+   * {@code getSchema} imports its FFI schema with no dictionary provider, which drops the encoding:
+   * a {@code dictionary<int32, string>} column came back as a plain int32 and was read as its
+   * indices (numbers where the Python source, spark/types.py, reads strings). Here the same FFI
+   * schema is imported with a provider, so the encoding stays. lance-core has no public call for
+   * it, so its own exporter is reached by reflection; if that ever fails, the table is unreadable
+   * here (ReadCheck names why) and takes the Python source rather than risk wrong types.
+   */
+  static Schema schema(Dataset dataset) {
+    try (BufferAllocator allocator = allocator("schema-import");
+        ArrowSchema ffi = ArrowSchema.allocateNew(allocator);
+        CDataDictionaryProvider dictionaries = new CDataDictionaryProvider()) {
+      Method export = Dataset.class.getDeclaredMethod("importFfiSchema", long.class);
+      export.setAccessible(true);
+      export.invoke(dataset, ffi.memoryAddress());
+      return Data.importSchema(allocator, ffi, dictionaries);
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      Throwable cause = e instanceof InvocationTargetException target ? target.getCause() : e;
+      throw new UnsupportedOperationException(
+          "lance-core's schema of this table could not be read with its dictionary encodings: " + cause, cause);
     }
   }
 
@@ -61,7 +90,7 @@ final class Datasets {
       for (Fragment fragment : dataset.getFragments()) {
         fragments.add(fragment.getId());
       }
-      return new Planned(dataset.version(), fragments, dataset.getSchema());
+      return new Planned(dataset.version(), fragments, schema(dataset));
     }
   }
 

@@ -35,7 +35,7 @@ public final class ReadCheck {
       OptionalLong pinned = version < 0 ? OptionalLong.empty() : OptionalLong.of(version);
       try (BufferAllocator allocator = Datasets.allocator("read-check");
           Dataset dataset = Datasets.open(target, pinned, allocator)) {
-        SchemaMapping.toSpark(dataset.getSchema());
+        SchemaMapping.toSpark(Datasets.schema(dataset));
         String fileVersion = dataset.getLanceFileFormatVersion();
         if (newer(fileVersion, NEWEST_FILE_VERSION)) {
           return "data-file version " + fileVersion + " is newer than " + NEWEST_FILE_VERSION

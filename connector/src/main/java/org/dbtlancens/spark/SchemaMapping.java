@@ -39,7 +39,10 @@ final class SchemaMapping {
   static DataType toSpark(Field field) {
     ArrowType type = field.getType();
     if (field.getDictionary() != null) {
-      throw unsupported(field);
+      // the Python source reads it as its values' type (spark/types.py); this reader has no decoder,
+      // so ReadCheck sends the table to the Python source rather than read the indices as numbers
+      throw new UnsupportedOperationException(
+          "column " + field.getName() + " is dictionary-encoded, which the JVM connector does not read");
     }
     if (type instanceof ArrowType.Int integer) {
       return integer(integer, field);
