@@ -19,6 +19,7 @@ import org.apache.arrow.vector.TimeStampMicroVector;
 import org.apache.arrow.vector.TinyIntVector;
 import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VariableWidthFieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
 import org.apache.arrow.vector.complex.LargeListVector;
@@ -281,7 +282,9 @@ final class ArrowRowWriter {
         }
       };
     }
-    if (vector instanceof VarCharVector v) {
+    // string and large string (32- or 64-bit offsets) share one writer, as binary and large binary do
+    if (vector instanceof VarCharVector || vector instanceof LargeVarCharVector) {
+      VariableWidthFieldVector v = (VariableWidthFieldVector) vector;
       return new ValueWriter(path, nullable, v::setNull) {
         @Override
         void set(SpecializedGetters src, int ordinal, int index) {
@@ -295,29 +298,8 @@ final class ArrowRowWriter {
         }
       };
     }
-    if (vector instanceof LargeVarCharVector v) {
-      return new ValueWriter(path, nullable, v::setNull) {
-        @Override
-        void set(SpecializedGetters src, int ordinal, int index) {
-          UTF8String value = src.getUTF8String(ordinal);
-          if (value.getBaseObject() instanceof byte[]) {
-            ByteBuffer buffer = value.getByteBuffer();
-            v.setSafe(index, buffer, buffer.position(), value.numBytes());
-          } else {
-            v.setSafe(index, value.getBytes());
-          }
-        }
-      };
-    }
-    if (vector instanceof VarBinaryVector v) {
-      return new ValueWriter(path, nullable, v::setNull) {
-        @Override
-        void set(SpecializedGetters src, int ordinal, int index) {
-          v.setSafe(index, src.getBinary(ordinal));
-        }
-      };
-    }
-    if (vector instanceof LargeVarBinaryVector v) {
+    if (vector instanceof VarBinaryVector || vector instanceof LargeVarBinaryVector) {
+      VariableWidthFieldVector v = (VariableWidthFieldVector) vector;
       return new ValueWriter(path, nullable, v::setNull) {
         @Override
         void set(SpecializedGetters src, int ordinal, int index) {
