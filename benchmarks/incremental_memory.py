@@ -6,11 +6,12 @@ changed rows vs 10 x N, and a merge's wall time against a `table` build of the s
     python benchmarks/incremental_memory.py --strategies merge snapshot
 
 One project per strategy (`append`, `merge`, `delete+insert`, `insert_overwrite` without and with
-`partition_by`, `microbatch`, and a `check` snapshot) over Spark's `range()`: a first run builds a
-target of `--target` rows (ids 0..target), then each measured run changes N rows, half updates
-(the last N/2 ids, with a new label) and half inserts (the next N/2 ids); the target is rebuilt
-before the 10 x N run. `insert_overwrite` with `partition_by` replaces the partitions (blocks of
-100,000 ids) the change touches; `microbatch` replaces its one day's batch. Fresh processes,
+`partition_by`, `microbatch`, a `check` and a `timestamp` snapshot) over Spark's `range()`: a
+first run builds a target of `--target` rows (ids 0..target), then each measured run changes N
+rows, half updates (the last N/2 ids, with a new label and, for the `timestamp` snapshot, a later
+`updated_at`) and half inserts (the next N/2 ids); the target is rebuilt before the 10 x N run.
+`insert_overwrite` with `partition_by` replaces the partitions (blocks of 100,000 ids) the change
+touches; `microbatch` replaces its one day's batch. Fresh processes,
 smaller first. While each runs, its process tree is sampled every 0.1 s from /proc: the peak
 resident memory (VmHWM) of the dbt process and of its JVM, which together are Spark's driver, and
 the largest sum of the resident memory of the Python workers (the tasks' processes). Printed per
@@ -63,18 +64,26 @@ _EXTRA = {
     "microbatch": ", timestamp'2024-01-01 00:00:00'"
     " + make_interval(0, 0, 0, 0, 0, 0, id / 1000.0) as event_ts",
 }
-SNAPSHOT = (
-    """{% snapshot events %}
-{{ config(unique_key='id', strategy='check', check_cols=['label']) }}
-select """
-    + _COLUMNS
-    + "\n"
-    + _RANGE
-    + """
-{% endsnapshot %}
-"""
-)
-STRATEGIES = (*MODELS, "snapshot")
+
+
+def _snapshot(config: str, extra: str = "") -> str:
+    """A snapshot `events` of the model's columns (and `extra`) with `config`."""
+    return (
+        "{% snapshot events %}\n{{ config(unique_key='id', " + config + ") }}\n"
+        f"select {_COLUMNS}{extra}\n{_RANGE}\n{{% endsnapshot %}}\n"
+    )
+
+
+# `check` compares the label; `timestamp` takes each round's rows as updated a day later (round 2's
+# updates are newer, its inserts new)
+SNAPSHOTS = {
+    "snapshot": _snapshot("strategy='check', check_cols=['label']"),
+    "snapshot-timestamp": _snapshot(
+        "strategy='timestamp', updated_at='updated_at'",
+        ",\n  timestamp'2024-01-01 00:00:00' + make_interval(0, 0, 0, {{ var('round') }}) as updated_at",
+    ),
+}
+STRATEGIES = (*MODELS, *SNAPSHOTS)
 DBT_SPARK = "dbt-spark insert_overwrite+partition_by"
 _DBT_SPARK_MODEL = (
     "{{ config(materialized='incremental', incremental_strategy='insert_overwrite',"
@@ -190,8 +199,8 @@ def make_project(directory: Path, strategy: str, master: str) -> Path:
     )
     adapter = "spark" if strategy == DBT_SPARK else "lancens"
     (directory / "profiles.yml").write_text(profile_yml(adapter, master, threads=1))
-    if strategy == "snapshot":
-        (directory / "snapshots" / "events.sql").write_text(SNAPSHOT)
+    if strategy in SNAPSHOTS:
+        (directory / "snapshots" / "events.sql").write_text(SNAPSHOTS[strategy])
     elif strategy == DBT_SPARK:
         extra = _EXTRA["insert_overwrite+partition_by"]
         (directory / "models" / "events.sql").write_text(
@@ -206,11 +215,11 @@ def make_project(directory: Path, strategy: str, master: str) -> Path:
 def run_strategy(project: Path, strategy: str, target: int, rows: int, rebuild: bool) -> tuple[float, Peaks]:
     """Build the target (`rebuild`: again, from scratch), then change `rows` rows; the change's run."""
     command = (
-        ["snapshot"] if strategy == "snapshot" else ["run", *(WINDOW if strategy == "microbatch" else [])]
+        ["snapshot"] if strategy in SNAPSHOTS else ["run", *(WINDOW if strategy == "microbatch" else [])]
     )
     if rebuild:
-        refresh = [] if strategy == "snapshot" else ["--full-refresh"]
-        if strategy == "snapshot" and (project / "warehouse").exists():
+        refresh = [] if strategy in SNAPSHOTS else ["--full-refresh"]
+        if strategy in SNAPSHOTS and (project / "warehouse").exists():
             shutil.rmtree(project / "warehouse")
         dbt_command(project, [*command, *refresh, "--vars", f"{{round: 1, lo: 0, hi: {target}}}"])
     change = f"{{round: 2, lo: {target - rows // 2}, hi: {target + rows // 2}}}"
@@ -225,7 +234,7 @@ def expected_rows(strategy: str, target: int, rows: int) -> int:
         return rows
     if strategy in ("insert_overwrite+partition_by", DBT_SPARK):  # blocks before the first changed stay
         return (target - rows // 2) // _BLOCK * _BLOCK + rows
-    return target + rows // 2 + (rows // 2 if strategy == "snapshot" else 0)
+    return target + rows // 2 + (rows // 2 if strategy in SNAPSHOTS else 0)
 
 
 def table_build(directory: Path, rows: int, master: str) -> float:
