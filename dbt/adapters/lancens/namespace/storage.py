@@ -4,12 +4,18 @@ One fsspec filesystem per namespace, configured from the same storage options La
 files and table directories are seen identically by both. ``put_if_not_exists`` uses the store's own
 conditional create (local ``O_EXCL``, S3 ``If-None-Match: *`` through s3fs) because reservations and
 version files must never be overwritten by a racing writer.
+
+On AWS S3 two conditional writes of one key at the same moment may get ``409
+ConditionalRequestConflict`` (the other request still in progress) instead of one success and one
+``412``: the request is asked again after a short wait, so the caller still learns which of the two
+it was (created, or ``FileExistsError``) rather than an error that says neither.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,6 +25,7 @@ from fsspec.implementations.local import LocalFileSystem
 from dbt.adapters.lancens.namespace.config import root_scheme, s3fs_kwargs
 
 _MEMORY_LOCK = threading.Lock()
+_CONFLICT_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 
 
 def filesystem_for(root: str, storage_options: Mapping[str, str]) -> fsspec.AbstractFileSystem:
@@ -57,12 +64,31 @@ class Storage:
                 handle.write(data)
             return
         if self._is_s3:
-            self.fs.pipe_file(target, data, mode="create")
+            self._create_on_s3(path, target, data)
             return
         with _MEMORY_LOCK:
             if self.fs.exists(target):
                 raise FileExistsError(path)
             self.fs.pipe_file(target, data)
+
+    def _create_on_s3(self, path: str, target: str, data: bytes) -> None:
+        """``If-None-Match: *`` PUT, asked again while S3 answers that a conflicting conditional
+        write is in progress (the outcome of the race is then not known yet)."""
+        for wait in (*_CONFLICT_WAITS, None):
+            try:
+                self.fs.pipe_file(target, data, mode="create")
+                return
+            except FileExistsError:
+                raise
+            except OSError as error:
+                if not _conditional_conflict(error):
+                    raise
+                if wait is None:
+                    raise OSError(
+                        f"{path}: S3 kept answering ConditionalRequestConflict (409) to its "
+                        f"conditional create after {len(_CONFLICT_WAITS)} retries"
+                    ) from error
+                time.sleep(wait)
 
     def read_bytes(self, path: str) -> bytes:
         return bytes(self.fs.cat_file(self._path(path)))
@@ -162,3 +188,12 @@ class Storage:
             return bool(self.fs.find(target, withdirs=False))
         except FileNotFoundError:
             return False
+
+
+def _conditional_conflict(error: BaseException) -> bool:
+    """Whether ``error`` (as s3fs raised it, the botocore error as its cause) is S3's
+    ``ConditionalRequestConflict``."""
+    cause = error.__cause__
+    response = getattr(cause, "response", None)
+    code = response.get("Error", {}).get("Code") if isinstance(response, dict) else None
+    return code == "ConditionalRequestConflict"
