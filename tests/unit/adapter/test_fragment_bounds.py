@@ -17,6 +17,7 @@ from dbt.adapters.lancens.materializations import merge
 from dbt.adapters.lancens.runtime import fragment_bounds
 from dbt.adapters.lancens.runtime.fragment_bounds import FragmentBounds, TimeWindow
 from dbt.adapters.lancens.runtime.process import LancensRuntime
+from dbt.adapters.lancens.spark.fragment_ranges import Range, fragment_range
 
 DAY = dt.timedelta(days=1)
 FIRST = dt.datetime(2022, 1, 1)
@@ -49,6 +50,13 @@ def _table(tmp_path: Path, arrow_type: pa.DataType, days: list[int]) -> lance.La
     return lance.dataset(uri)
 
 
+def _read(dataset: lance.LanceDataset, column: str, fragment_ids: list[int]) -> dict[int, Range]:
+    """The ranges as the Spark tasks compute them (`fragment_range`), here in the test's process."""
+    return {
+        fragment_id: fragment_range(dataset.get_fragment(fragment_id), column) for fragment_id in fragment_ids
+    }
+
+
 def _found_by_lance(dataset: lance.LanceDataset, where: str) -> set[int]:
     matched = dataset.to_table(columns=[], filter=where, with_row_address=True)
     return {address >> 32 for address in matched.column("_rowaddr").to_pylist()}
@@ -64,7 +72,7 @@ def test_candidates_hold_every_fragment_lance_matches_and_skip_the_rest(
     for first_day in range(-1, 12):
         for length in (1, 2):
             window = TimeWindow("event_ts", FIRST + first_day * DAY, FIRST + (first_day + length) * DAY)
-            candidates = bounds.candidates(dataset.uri, dataset, window)
+            candidates = bounds.candidates(dataset.uri, dataset, window, _read)
             assert candidates is not None
             scanned = {fragment.fragment_id for fragment in candidates}
             found = _found_by_lance(dataset, window.lance_filter())
@@ -86,7 +94,7 @@ def test_a_window_between_second_edges(tmp_path: Path) -> None:
             TimeWindow("event_ts", moment, moment + dt.timedelta(seconds=1)),
             TimeWindow("event_ts", moment - dt.timedelta(seconds=1), moment),
         ):
-            candidates = bounds.candidates(dataset.uri, dataset, window)
+            candidates = bounds.candidates(dataset.uri, dataset, window, _read)
             assert candidates is not None
             assert _found_by_lance(dataset, window.lance_filter()) <= {f.fragment_id for f in candidates}
 
@@ -103,7 +111,7 @@ def test_other_column_types_are_scanned_whole(tmp_path: Path, arrow_type: pa.Dat
     }.get(str(arrow_type), [dt.datetime(2022, 1, 1, tzinfo=dt.UTC)])
     dataset = lance.write_dataset(pa.table({"event_ts": pa.array(values, arrow_type)}), uri)
     window = TimeWindow("event_ts", FIRST, FIRST + DAY)
-    assert FragmentBounds().candidates(uri, dataset, window) is None
+    assert FragmentBounds().candidates(uri, dataset, window, _read) is None
 
 
 def test_a_range_is_never_used_for_another_state_of_its_fragment(tmp_path: Path) -> None:
@@ -113,14 +121,14 @@ def test_a_range_is_never_used_for_another_state_of_its_fragment(tmp_path: Path)
     uri, before = dataset.uri, dataset.version
     bounds = FragmentBounds()
     late = TimeWindow("event_ts", FIRST + DAY, FIRST + 2 * DAY)  # holds only the fragment's last row
-    assert bounds.candidates(uri, dataset, late)
+    assert bounds.candidates(uri, dataset, late, _read)
     dataset.delete(late.lance_filter())
     dataset = lance.dataset(uri)
-    assert bounds.candidates(uri, dataset, late) == []  # the live rows no longer reach the window
+    assert bounds.candidates(uri, dataset, late, _read) == []  # the live rows no longer reach the window
     lance.dataset(uri, version=before).restore()
     dataset = lance.dataset(uri)
     assert dataset.count_rows(late.lance_filter()) == 1
-    assert [f.fragment_id for f in bounds.candidates(uri, dataset, late) or []] == [0]
+    assert [f.fragment_id for f in bounds.candidates(uri, dataset, late, _read) or []] == [0]
 
 
 def _kept_states(bounds: FragmentBounds) -> set:
@@ -145,7 +153,7 @@ def test_the_kept_ranges_follow_the_live_fragments(tmp_path: Path) -> None:
         elif change == "compact":
             dataset.optimize.compact_files(target_rows_per_fragment=1_000)
         dataset = lance.dataset(uri)
-        candidates = bounds.candidates(uri, dataset, window)
+        candidates = bounds.candidates(uri, dataset, window, _read)
         assert candidates is not None
         assert _found_by_lance(dataset, window.lance_filter()) <= {f.fragment_id for f in candidates}
         assert _kept_states(bounds) == _states(dataset), change
@@ -173,15 +181,13 @@ def test_written_states_not_seen_in_a_version_are_kept_up_to_a_bound(
     append = lance.LanceOperation.Append(fragments)
     dataset = lance.LanceDataset.commit(uri, append, read_version=dataset.version)
     read: list[int] = []
-    reader = fragment_bounds._read
 
-    def recording_read(data: lance.LanceDataset, column: str, unknown: list) -> dict:
-        read.extend(fragment.fragment_id for fragment in unknown)
-        return reader(data, column, unknown)
+    def recording_read(data: lance.LanceDataset, column: str, unknown: list[int]) -> dict:
+        read.extend(unknown)
+        return _read(data, column, unknown)
 
-    monkeypatch.setattr(fragment_bounds, "_read", recording_read)
     day_12 = TimeWindow("event_ts", FIRST + 12 * DAY, FIRST + 13 * DAY)
-    candidates = bounds.candidates(uri, dataset, day_12)
+    candidates = bounds.candidates(uri, dataset, day_12, recording_read)
     assert [f.fragment_id for f in candidates or []] == [1]
     assert read == [0]
     waiting = {fragment_bounds._state(fragment) for fragment in written[1][0]}
@@ -235,7 +241,7 @@ def test_a_backfill_rerun_replaces_each_window_and_scans_only_its_fragments(runt
     location = runtime.namespace.describe_table(table_id).location
     dataset = lance.dataset(location)
     window = TimeWindow("event_ts", FIRST + 3 * DAY, FIRST + 4 * DAY)
-    candidates = runtime.fragment_bounds.candidates(location, dataset, window)
+    candidates = runtime.fragment_bounds.candidates(location, dataset, window, _read)
     assert candidates is not None and len(candidates) == 1 < len(dataset.get_fragments()) == 8
 
     run_batch(3, 1)
@@ -255,13 +261,13 @@ def test_a_renamed_column_is_not_judged_by_the_old_column_s_ranges(tmp_path: Pat
     dataset = lance.write_dataset(rows, uri)
     bounds = FragmentBounds()
     later = TimeWindow("event_ts", FIRST + 400 * DAY, FIRST + 401 * DAY)
-    assert bounds.candidates(uri, dataset, later) == []
+    assert bounds.candidates(uri, dataset, later, _read) == []
     dataset.alter_columns({"path": "event_ts", "name": "old"})
     dataset = lance.dataset(uri)
     dataset.alter_columns({"path": "other", "name": "event_ts"})
     dataset = lance.dataset(uri)
     assert dataset.count_rows(later.lance_filter()) == 1
-    assert [f.fragment_id for f in bounds.candidates(uri, dataset, later) or []] == [0]
+    assert [f.fragment_id for f in bounds.candidates(uri, dataset, later, _read) or []] == [0]
 
 
 @pytest.mark.parametrize(

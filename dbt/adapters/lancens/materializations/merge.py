@@ -20,6 +20,7 @@ instead of committed, and readers outside the run keep the published version unt
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,7 @@ from dbt.adapters.lancens.commits import writes
 from dbt.adapters.lancens.commits.table_write import TableWrite
 from dbt.adapters.lancens.runtime.fragment_bounds import TimeWindow
 from dbt.adapters.lancens.spark.column_names import column_names
+from dbt.adapters.lancens.spark.fragment_ranges import ranges_with_tasks
 from dbt.adapters.lancens.spark.row_changes import (
     StoredValues,
     delete_where_with_tasks,
@@ -181,11 +183,13 @@ def _delete_where(
     that may hold such rows (`row_changes.delete_where_with_tasks`): neither the matching rows
     nor their addresses come to the driver. With a `window` only the fragments whose range of the
     window's column meets it are asked (each batch of a backfill would otherwise ask every
-    fragment the batches before it wrote: quadratic over the backfill)."""
+    fragment the batches before it wrote: quadratic over the backfill); the ranges this process
+    does not know yet are computed by Spark tasks too, one (min, max) pair per fragment back."""
     dataset = target.current
     scanned = None  # every fragment
     if window is not None:
-        candidates = target.runtime.fragment_bounds.candidates(target.location, dataset, window)
+        read = functools.partial(ranges_with_tasks, frame.sparkSession)
+        candidates = target.runtime.fragment_bounds.candidates(target.location, dataset, window, read)
         scanned = None if candidates is None else [fragment.fragment_id for fragment in candidates]
     removed, updated = delete_where_with_tasks(frame.sparkSession, dataset, where, scanned)
     return lance.LanceOperation.Update(removed_fragment_ids=removed, updated_fragments=updated)

@@ -11,7 +11,9 @@ meaning) and one exact state of a fragment: its data files, its deletion file an
 Lance writes every data file once under a new name, a deletion file only removes rows and a
 restored version names its older deletion file, so a range stays true for that state; any other
 state is a new key. Ranges come from the rows a batch writes (a superset of the rows its fragments
-keep) and, for fragments this process has not seen, from one streamed read of the column.
+keep) and, for fragments this process has not seen, from the caller's `RangeReader`: the adapter's
+has Spark tasks read each fragment's column and send back one (min, max) pair per fragment
+(spark/fragment_ranges.py), so no value of a row reaches the driver.
 
 What is kept stays small in a process that lives long: per column, the states of the fragments of
 the version last looked at, plus the last `WRITTEN_KEPT` states written and not yet seen in a
@@ -28,7 +30,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import lance
@@ -36,7 +38,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from lance.fragment import FragmentMetadata
 
-from dbt.adapters.lancens.spark.options import ROW_ADDRESS
 from dbt.adapters.lancens.text.quoting import quote
 
 _UNITS_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
@@ -50,6 +51,9 @@ WRITTEN_KEPT = 64  # written fragment states kept per column until a version sho
 _Column = tuple[str, int]
 _State = tuple[tuple[str, ...], str | None]  # a fragment's data files and deletion file
 _Range = tuple[int, int] | None  # None: the column holds no value there
+RangeReader = Callable[[lance.LanceDataset, str, list[int]], dict[int, _Range]]
+"""(dataset, column, fragment ids) -> each fragment's range of the column over its live rows, as
+integers of the column's unit (a fragment left out: no value there)."""
 
 
 @dataclass(frozen=True)
@@ -76,10 +80,11 @@ class FragmentBounds:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def candidates(
-        self, location: str, dataset: lance.LanceDataset, window: TimeWindow
+        self, location: str, dataset: lance.LanceDataset, window: TimeWindow, read: RangeReader
     ) -> list[lance.LanceFragment] | None:
         """The fragments of `dataset` that may hold rows in `window`; None: every fragment (the
-        column's type is not one whose ranges are kept)."""
+        column's type is not one whose ranges are kept). `read` gives the ranges of the fragments
+        whose state is not known here."""
         column = _bounded_column(dataset, window.column)
         if column is None:
             return None
@@ -89,8 +94,10 @@ class FragmentBounds:
         states = {f.fragment_id: _state(f.metadata) for f in fragments}
         with self._lock:
             ranges = self._column(location, field_id).lookup(states)
-        unknown = [f for f in fragments if f.fragment_id not in ranges]
-        ranges.update(_read(dataset, name, unknown))
+        unknown = [f.fragment_id for f in fragments if f.fragment_id not in ranges]
+        if unknown:
+            read_ranges = read(dataset, name, unknown)
+            ranges.update({fragment_id: read_ranges.get(fragment_id) for fragment_id in unknown})
         with self._lock:
             self._column(location, field_id).keep_live(states, ranges)
         return [
@@ -161,37 +168,6 @@ class _ColumnRanges:
             self.written.popitem(last=False)
 
 
-def _read(
-    dataset: lance.LanceDataset, column: str, fragments: list[lance.LanceFragment]
-) -> dict[int, _Range]:
-    """Ranges of `fragments` from one streamed read of the column (a batch in memory at a time)."""
-    ranges: dict[int, _Range] = {f.fragment_id: None for f in fragments}  # no live row, or only nulls
-    if not fragments:
-        return ranges
-    scanner = dataset.scanner(
-        columns=[column], with_row_address=True, fragments=fragments, scan_in_order=False
-    )
-    for batch in scanner.to_batches():
-        grouped = (
-            pa.table(
-                {
-                    "fragment": pc.shift_right(batch.column(ROW_ADDRESS), 32),
-                    "value": batch.column(column).cast(pa.int64()),
-                }
-            )
-            .group_by("fragment")
-            .aggregate([("value", "min"), ("value", "max")])
-        )
-        for fragment_id, low, high in zip(
-            grouped.column("fragment").to_pylist(),
-            grouped.column("value_min").to_pylist(),
-            grouped.column("value_max").to_pylist(),
-            strict=True,
-        ):
-            ranges[fragment_id] = _widen(ranges[fragment_id], low, high)
-    return ranges
-
-
 def parse_window_bound(text: str) -> dt.datetime:
     """A batch bound as the macro passes it (`YYYY-MM-DD HH:MM:SS`, UTC)."""
     return dt.datetime.strptime(text, _BOUND_FORMAT)
@@ -227,15 +203,6 @@ def _ticks(moment: dt.datetime, units_per_second: int) -> int:
     if delta.microseconds:
         raise ValueError(f"a window bound must be a whole second, got {moment.isoformat()}")
     return (delta.days * 86_400 + delta.seconds) * units_per_second
-
-
-def _widen(value_range: _Range, low: int | None, high: int | None) -> _Range:
-    """`value_range` grown to hold [low, high] (None: only nulls seen)."""
-    if low is None or high is None:
-        return value_range
-    if value_range is None:
-        return (low, high)
-    return (min(value_range[0], low), max(value_range[1], high))
 
 
 def _meets(value_range: _Range, low: int, high: int) -> bool:

@@ -17,7 +17,7 @@ unsigned integer would not survive Spark's types unchanged).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -116,7 +116,6 @@ def delete_where_with_tasks(
         fragment_ids = [fragment.fragment_id for fragment in dataset.get_fragments()]
     if not fragment_ids:
         return [], []
-    ids = spark.createDataFrame([(fragment_id,) for fragment_id in fragment_ids], f"{_FRAGMENT_ID} bigint")
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         touched, metadata = [], []
@@ -138,11 +137,21 @@ def delete_where_with_tasks(
             schema=pa.schema([(_FRAGMENT_ID, pa.int64()), (_METADATA, pa.string())]),
         )
 
-    spread = ids.repartition(min(len(fragment_ids), _cores(spark)))
-    rows = spread.mapInArrow(task, f"{_FRAGMENT_ID} bigint, {_METADATA} string").collect()
+    rows = (
+        spread_tasks(spark, fragment_ids)
+        .mapInArrow(task, f"{_FRAGMENT_ID} bigint, {_METADATA} string")
+        .collect()
+    )
     removed = sorted(row[_FRAGMENT_ID] for row in rows if row[_METADATA] is None)
     updated = [FragmentMetadata.from_json(row[_METADATA]) for row in rows if row[_METADATA] is not None]
     return removed, sorted(updated, key=lambda fragment: fragment.id)
+
+
+def spread_tasks(spark: SparkSession, fragment_ids: Sequence[int]) -> DataFrame:
+    """A frame of one bigint column holding `fragment_ids`, spread over as many partitions as Spark
+    runs tasks at once (at most one per fragment), for tasks that each work on their fragments."""
+    ids = spark.createDataFrame([(fragment_id,) for fragment_id in fragment_ids], f"{_FRAGMENT_ID} bigint")
+    return ids.repartition(min(len(fragment_ids), _cores(spark)))
 
 
 def _cores(spark: SparkSession) -> int:
