@@ -21,7 +21,7 @@ import org.lance.ipc.ScanOptions;
 /**
  * Scans one fragment of the pinned version and hands Spark each Arrow batch as a
  * {@link ColumnarBatch} of {@link LanceColumnVector}s, in the order of the scan's schema. Lance
- * applies the fragment's deletion file, the pushed filter and the limit.
+ * applies the fragment's deletion file, the pushed filter, the slice's row range and the limit.
  */
 final class FragmentReader implements PartitionReader<ColumnarBatch> {
   private static final long BATCH_ROWS = 8192;
@@ -45,8 +45,15 @@ final class FragmentReader implements PartitionReader<ColumnarBatch> {
     if (partition.filter() != null) {
       options.filter(partition.filter());
     }
+    if (partition.offset() > 0) {
+      options.offset(partition.offset());
+    }
+    Long limit = partition.sliceRows();
     if (partition.limit() != null) {
-      options.limit(partition.limit());
+      limit = limit == null ? partition.limit().longValue() : Math.min(limit, partition.limit());
+    }
+    if (limit != null) {
+      options.limit(limit);
     }
     this.scanner = new Fragment(dataset, partition.fragmentId()).newScan(options.build());
     this.reader = scanner.scanBatches();

@@ -16,6 +16,10 @@ import org.apache.spark.sql.types.StructType;
  * the same one), then Spark pushes the columns it needs, the predicates Lance can evaluate exactly
  * ({@link FilterTranslator}; Spark keeps the rest) and, when no predicate stayed with Spark, a limit.
  *
+ * <p>The input partitions are planned here too ({@link ReadPlan}): when a fragment is read as
+ * several row slices, no filter is pushed (a slice's offset would count rows after it), so Spark
+ * filters those rows itself.
+ *
  * <p>Filters arrive as Spark's data source filters ({@link SupportsPushDownFilters}), each turned
  * into the predicate {@link FilterTranslator} reads with {@link Filter#toV2()}: everything it
  * translates has such a form. Not {@code SupportsPushDownV2Filters}: Spark 4.0 builds those
@@ -27,6 +31,8 @@ final class LanceScanBuilder
     implements ScanBuilder, SupportsPushDownRequiredColumns, SupportsPushDownFilters, SupportsPushDownLimit {
   private final ReadTarget target;
   private final Datasets.Planned planned;
+  private final StructType schema;
+  private final List<ReadPlan.Slice> slices;
   private StructType required;
   private boolean rowAddress;
   private Filter[] pushed = new Filter[0];
@@ -36,7 +42,13 @@ final class LanceScanBuilder
   LanceScanBuilder(ReadTarget target, StructType schema, Datasets.Planned planned) {
     this.target = target;
     this.planned = planned;
+    this.schema = schema;
     this.required = schema;
+    this.slices = ReadPlan.slices(planned.fragments(), schema, ReadPlan.maxSliceBytes(planned.fragments(), schema));
+  }
+
+  private boolean sliced() {
+    return slices.size() != planned.fragments().size();
   }
 
   @Override
@@ -55,6 +67,9 @@ final class LanceScanBuilder
 
   @Override
   public Filter[] pushFilters(Filter[] filters) {
+    if (sliced()) {
+      return filters; // a slice's offset would count rows after the filter: Spark filters instead
+    }
     FilterTranslator translator = new FilterTranslator(planned.schema());
     List<Filter> kept = new ArrayList<>();
     List<Filter> accepted = new ArrayList<>();
@@ -91,7 +106,6 @@ final class LanceScanBuilder
 
   @Override
   public Scan build() {
-    return new LanceScan(
-        target, planned.version(), planned.fragmentIds(), required, rowAddress, filter, limit);
+    return new LanceScan(target, planned, slices, schema, required, rowAddress, filter, limit);
   }
 }
