@@ -76,8 +76,14 @@ def model_times(project: Path) -> dict[str, float]:
     return {result["unique_id"].split(".")[-1]: result["execution_time"] for result in results["results"]}
 
 
-def bench_shape(shape: Shape, rows: int, repeat: int, master: str) -> list[str]:
-    """Build ``shape`` ``repeat`` times per adapter; the ratio lines (wall, CPU) for the summary."""
+def bench_shape(
+    shape: Shape, rows: int, repeat: int, master: str, runs: list[str], keep: Path | None = None
+) -> list[str]:
+    """Build ``shape`` ``repeat`` times per adapter; the ratio lines (wall, CPU) for the summary.
+
+    ``runs`` names the builds compared (a 10M-row run of all three takes long on a small machine);
+    ``keep`` is a directory the built projects are left in, for looking at their plans afterwards.
+    """
     print(
         f"\n== shape {shape.name}: {shape.describe} (rows={rows}, repeat={repeat}, master={master})",
         flush=True,
@@ -85,9 +91,10 @@ def bench_shape(shape: Shape, rows: int, repeat: int, master: str) -> list[str]:
     walls: dict[str, list[float]] = {run: [] for run in RUNS}
     cpus: dict[str, list[float]] = {run: [] for run in RUNS}
     models: dict[str, dict[str, list[float]]] = {run: {} for run in RUNS}
-    names = list(RUNS)
+    names = list(runs)
     with tempfile.TemporaryDirectory(prefix=f"dbt-run-{shape.name}-") as tmp:
-        prepared = {run: prepare(shape, run, Path(tmp), rows, master) for run in RUNS}
+        base = Path(tmp) if keep is None else keep / shape.name
+        prepared = {run: prepare(shape, run, base, rows, master) for run in names}
         for attempt in range(repeat):
             order = names[attempt % len(names) :] + names[: attempt % len(names)]
             for adapter in order:
@@ -105,9 +112,9 @@ def bench_shape(shape: Shape, rows: int, repeat: int, master: str) -> list[str]:
                     flush=True,
                 )
     print(f"  {'model':<24}{'jvm s':>9}{'python s':>10}{'dbt-spark s':>13}{'jvm/spark':>11}{'py/spark':>10}")
-    for model in sorted(models["lancens"]):
+    for model in sorted(models[names[0]]):
         jvm, python = (
-            median(models["lancens"][model]),
+            median(models["lancens"].get(model, [float("nan")])),
             median(models["lancens-py"].get(model, [float("nan")])),
         )
         theirs = median(models["spark"].get(model, [float("nan")]))
@@ -115,7 +122,7 @@ def bench_shape(shape: Shape, rows: int, repeat: int, master: str) -> list[str]:
             f"  {model:<24}{jvm:>9.2f}{python:>10.2f}{theirs:>13.2f}"
             f"{jvm / theirs:>11.2f}{python / theirs:>10.2f}"
         )
-    for run in RUNS:
+    for run in names:
         print(f"  {run:<10} dbt run wall {spread(walls[run])}, CPU {spread(cpus[run])}")
     lines = []
     for ours, theirs, label in (
@@ -123,6 +130,8 @@ def bench_shape(shape: Shape, rows: int, repeat: int, master: str) -> list[str]:
         ("lancens-py", "spark", "lancens python/dbt-spark"),
         ("lancens", "lancens-py", "lancens jvm/python"),
     ):
+        if ours not in names or theirs not in names:
+            continue
         lines.append(ratio_line(f"{shape.name:<7} dbt run wall {label}", walls[ours], walls[theirs], TARGET))
         lines.append(ratio_line(f"{shape.name:<7} dbt run CPU  {label}", cpus[ours], cpus[theirs], TARGET))
     print("\n".join("  " + line for line in lines))
@@ -135,6 +144,10 @@ def main() -> None:
     parser.add_argument("--rows", type=int, help="override each shape's row count")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument(
+        "--runs", default=",".join(RUNS), help=f"comma-separated builds to compare, of {', '.join(RUNS)}"
+    )
+    parser.add_argument("--keep", type=Path, help="leave the built projects in this (new) directory")
     parser.add_argument("--generate", choices=ADAPTERS, help=argparse.SUPPRESS)
     parser.add_argument("--project", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -143,12 +156,20 @@ def main() -> None:
         write_raw(shape, args.generate, args.project, args.project.parent / "raw", args.rows, args.master)
         return
 
+    runs = [run.strip() for run in args.runs.split(",") if run.strip()]
+    unknown = [run for run in runs if run not in RUNS]
+    if unknown or not runs:
+        parser.error(f"--runs: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(RUNS)}")
+    if args.keep is not None and args.keep.exists():
+        parser.error(f"--keep: {args.keep} exists; name a new directory")
     print(machine(), flush=True)
     print(prepare_class_archive(), flush=True)
     shapes = list(SHAPES.values()) if args.shape == "all" else [SHAPES[args.shape]]
     summary = []
     for shape in shapes:
-        summary += bench_shape(shape, args.rows or shape.default_rows, args.repeat, args.master)
+        summary += bench_shape(
+            shape, args.rows or shape.default_rows, args.repeat, args.master, runs, args.keep
+        )
     print("\n" + machine())
     print("\n".join(summary))
 
