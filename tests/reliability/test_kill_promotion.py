@@ -67,10 +67,12 @@ def test_killed_promotion_leaves_main_before_or_after(tmp_path: Path, step: str)
     outputs["ci"] = {**outputs["t"], "branch": "ci_kill"}
     (project.path / "profiles.yml").write_text(yaml.safe_dump(profiles))
 
-    assert project.run("run").returncode == 0
+    built = project.run("run")
+    assert built.returncode == 0, built.output
     project.write("models/c.sql", MODEL.format(factor=3))  # new: on the branch only
     project.write("models/d.sql", IN_NEW_SCHEMA)  # in a new schema: both on the branch only
-    assert project.run("run", "--target", "ci", "--vars", "{gen: 2}").returncode == 0
+    on_branch = project.run("run", "--target", "ci", "--vars", "{gen: 2}")
+    assert on_branch.returncode == 0, on_branch.output
     ns = project.namespace()
     before = {"a": [1], "b": [2], "c": None, "extra": False, "d": None}
     after = {"a": [2], "b": [4], "c": [6], "extra": True, "d": [8]}

@@ -121,9 +121,11 @@ def jvm_target(
     connector) where the Python writer writes it instead.
 
     lance-core makes an append's files with the field ids of the table's latest version at the
-    location, so a write that builds on another version (a branch, or a version this atomic-publish
-    run staged) stays on Python; so does a table lance-core cannot open, and data whose types it
-    has no exact copy for. A Spark Connect session has no py4j gateway to start the JVM writer's
+    location, so a write that builds on another version (one this atomic-publish run staged) stays
+    on Python; so does a table lance-core cannot open, and data whose types it has no exact copy
+    for. A branch target's write is the JVM's too: its location is the branch's own directory
+    (`tree/<branch>`), whose latest version is the branch's, and the files land in its `data/`,
+    where pylance puts a branch's files. A Spark Connect session has no py4j gateway to start the JVM writer's
     job through (the connector still reads there), so Connect writes through Python."""
     runtime = write.runtime
     if not runtime.connector.jvm:
@@ -133,8 +135,8 @@ def jvm_target(
             "the session is a Spark Connect session, which has no py4j gateway to start the JVM "
             "writer's job through"
         )
-    elif write.branch is not None or write.staged_tip is not None:
-        reason = "it builds on a version other than the table's latest (a branch or a staged version)"
+    elif write.staged_tip is not None:
+        reason = "it builds on a version this atomic-publish run staged, not the table's latest"
     else:
         reason = None
         if write.dataset is not None:
