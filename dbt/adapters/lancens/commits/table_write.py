@@ -95,7 +95,7 @@ class TableWrite:
             # interrupted: the commit may have landed, so its files stay (unreferenced: garbage)
             self.abandon()
             raise
-        self.runtime.refresh_table(self.table_id, committed=self._committed(version))
+        self.runtime.refresh_table(self.table_id, committed=self._committed(version), built_on=self.dataset)
         return version
 
     def _committed(self, version: int) -> tuple[str, lance.LanceDataset] | None:

@@ -33,7 +33,7 @@ from dbt.adapters.lancens.runtime.landing import DIRECT, Landing
 from dbt.adapters.lancens.runtime.session_catalog import SessionCatalog
 from dbt.adapters.lancens.runtime.spark_backends import ConnectSpark, LocalSpark, SparkBackend
 from dbt.adapters.lancens.runtime.staging import RunPublisher
-from dbt.adapters.lancens.spark.jvm_connector import with_class_path
+from dbt.adapters.lancens.spark.jvm_connector import own_commit, with_class_path
 from dbt.adapters.lancens.spark.remote import is_remote
 
 if TYPE_CHECKING:
@@ -340,7 +340,10 @@ class LancensRuntime:
             return self._writers.setdefault(tuple(table_id), threading.RLock())
 
     def refresh_table(
-        self, table_id: Sequence[str], committed: tuple[str, lance.LanceDataset] | None = None
+        self,
+        table_id: Sequence[str],
+        committed: tuple[str, lance.LanceDataset] | None = None,
+        built_on: lance.LanceDataset | None = None,
     ) -> None:
         """The one catalog refresh after a table changed: Spark reads what this process should read.
 
@@ -348,7 +351,8 @@ class LancensRuntime:
         namespace's latest version; a table that is gone (or declared without data) is forgotten.
         `committed`: the location of the version this process just committed, and that version,
         which the catalog takes as it was at that commit instead of asking the namespace again
-        (and `last_committed` answers for it)."""
+        (and `last_committed` answers for it); `built_on`: the version that commit was made on
+        (lance-core's read check of the new version then needs no open, `jvm_connector.own_commit`)."""
         self.backend.note_registered(table_id)
         with self.lock:
             staged = self.landing.read_target(table_id)
@@ -358,7 +362,8 @@ class LancensRuntime:
             if committed is not None:
                 location, dataset = committed
                 self._committed[tuple(table_id)] = dataset
-                self.catalog.register_table(table_id, location, schema=dataset.schema)
+                own = own_commit(built_on, dataset)
+                self.catalog.register_table(table_id, location, schema=dataset.schema, committed=own)
                 return
             try:
                 info = self.namespace.describe_table(list(table_id))

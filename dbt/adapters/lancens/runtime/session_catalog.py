@@ -92,16 +92,19 @@ class SessionCatalog:
         location: str,
         version: int | None = None,
         schema: pa.Schema | None = None,
+        committed: tuple[int, int] | None = None,
     ) -> bool:
         """(Re)create the table reading `location` (at `version`, else the latest); False when the
         location holds no Lance table yet. Only a table read at its latest version takes INSERTs
         through the engine: a pinned version is a staged one, which the run publishes itself.
+        `committed`: (base, new) when the latest is this process's own commit on `base`
+        (`jvm_connector.own_commit`), which makes lance-core's check a listing, not an open.
 
         `schema`: the table's Lance schema; an entry this catalog made for the same location,
         version and schema, still in Spark's catalog, is kept (see `reuse`). Its cached rows, if a
         `CACHE TABLE` (a hook, say) cached it, are refreshed: Spark would keep serving them."""
         key = tuple(table_id)
-        jvm = self._jvm_reads and self._jvm_can_read(table_id, location, version)
+        jvm = self._jvm_reads and self._jvm_can_read(table_id, location, version, committed)
         registration = _Registration(location, version, schema, jvm) if schema is not None else None
         if registration is not None and self._reuse and self._tables.get(key) == registration:
             name = qualified_name(table_id)
@@ -117,10 +120,16 @@ class SessionCatalog:
             return self._create(table_id, jvm_connector.SOURCE_CLASS, schema, options, registration)
         return self._create(table_id, register_bound_source(self._spark, options), schema, {}, registration)
 
-    def _jvm_can_read(self, table_id: Sequence[str], location: str, version: int | None) -> bool:
+    def _jvm_can_read(
+        self,
+        table_id: Sequence[str],
+        location: str,
+        version: int | None,
+        committed: tuple[int, int] | None = None,
+    ) -> bool:
         """Whether lance-core reads the table at `version`, asked before every registration: a
         write since the last one may have set a reader flag lance-core does not know."""
-        reason = jvm_connector.unreadable(self._spark, location, version, self._storage_options)
+        reason = jvm_connector.unreadable(self._spark, location, version, self._storage_options, committed)
         if reason is not None:
             logger.info(
                 f"dbt-lancens: {qualified_name(table_id)} is read through the Python data source: "

@@ -16,6 +16,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+import lance
 from pyspark.sql import SparkSession
 
 from dbt.adapters.lancens.spark.java_classes import java_class
@@ -85,21 +86,45 @@ def loaded(spark: SparkSession) -> str | None:
 
 
 def unreadable(
-    spark: SparkSession, location: str, version: int | None, storage_options: Mapping[str, str]
+    spark: SparkSession,
+    location: str,
+    version: int | None,
+    storage_options: Mapping[str, str],
+    committed: tuple[int, int] | None = None,
 ) -> str | None:
     """None when the driver JVM's lance-core reads the table at `version` (None: the latest), else
     lance-core's reason (a reader flag or data-file version newer than it knows, a type it has no
-    reader for). Asked of lance-core itself (`ReadCheck`), not of a list of flags kept here."""
+    reader for). Asked of lance-core itself (`ReadCheck`), not of a list of flags kept here.
+
+    `committed`: (base, new) when the latest is a version this process just committed on `base`
+    with its schema and data-file version (`own_commit`): lance-core then answers from the base it
+    holds, without opening the new version, while that is still the latest (docs/jvm-connector.md,
+    "What the check costs")."""
     if version is not None and version > _JAVA_LONG_MAX:
         # a staged version (atomic publish) numbers past 2**63; lance-core's Java API takes a signed long
         return f"version {version} is past the signed 64-bit range of lance-core's Java API"
     if getattr(spark, "_jvm", None) is None:
         return _unreadable_by_server(spark, location, version, storage_options)
     check = java_class(spark._jvm, _READ_CHECK_CLASS)
-    reason = check.unreadable(
-        location, -1 if version is None else int(version), json.dumps(dict(storage_options))
-    )
+    options = json.dumps(dict(storage_options))
+    if version is None and committed is not None:
+        base, new = committed
+        reason = check.unreadableCommitted(location, int(base), int(new), options)
+    else:
+        reason = check.unreadable(location, -1 if version is None else int(version), options)
     return None if reason is None else str(reason)
+
+
+def own_commit(base: lance.LanceDataset | None, committed: lance.LanceDataset) -> tuple[int, int] | None:
+    """(base, new) versions when `committed`, a version this process's write just committed, was
+    made directly on `base` (no other commit between) with the same schema and data-file version:
+    its files are the table's own file version, written here, so lance-core reads it if it reads
+    `base`. None otherwise (a new table, a rebased commit, a changed schema or file version)."""
+    if base is None or committed.version != base.version + 1:
+        return None
+    if committed.data_storage_version != base.data_storage_version or committed.schema != base.schema:
+        return None
+    return base.version, committed.version
 
 
 # Through Spark Connect there is no py4j gateway: the server is asked through the source itself.
