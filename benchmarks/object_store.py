@@ -3,6 +3,7 @@
     python benchmarks/object_store.py              # every step, a few minutes
     python benchmarks/object_store.py --detail     # plus where each step's requests went
     python benchmarks/object_store.py --curve 0,300,1000,2000   # the start of a run as the root grows
+    python benchmarks/object_store.py --spark-connector python  # the same on the Python read path
 
 On S3 a request costs tens of milliseconds, so the number of requests a step makes, not its CPU
 time, is what a user waits for. The counts are exact and repeatable (unlike timings on this shared
@@ -176,7 +177,9 @@ class Project:
     options: dict[str, str]
 
     @classmethod
-    def write(cls, path: Path, root: str, options: dict[str, str]) -> Project:
+    def write(
+        cls, path: Path, root: str, options: dict[str, str], spark_connector: str | None = None
+    ) -> Project:
         (path / "seeds").mkdir(parents=True)
         (path / "models").mkdir()
         rows = "\n".join(f"{i},name {i},{i * 1.5}" for i in range(SEED_ROWS))
@@ -190,6 +193,8 @@ class Project:
         (path / "dbt_project.yml").write_text(yaml.safe_dump(project))
         output = {"type": "lancens", "root": root, "schema": "bench", "threads": 1, "master": "local[1]"}
         output["storage_options"] = options
+        if spark_connector is not None:
+            output["spark_connector"] = spark_connector
         profile = {"requests": {"target": "t", "outputs": {"t": output}}}
         (path / "profiles.yml").write_text(yaml.safe_dump(profile))
         return cls(path, root, options)
@@ -337,10 +342,17 @@ def main() -> None:
         type=lambda text: [int(size) for size in text.split(",")],
         help="instead of the steps: the start of a run at these numbers of added tables (0,300,1000,2000)",
     )
+    parser.add_argument(
+        "--spark-connector",
+        choices=("auto", "jvm", "python"),
+        help="the profile's read path (default: the profile's default, auto)",
+    )
     args = parser.parse_args()
     print(machine(), flush=True)
     with tempfile.TemporaryDirectory(prefix="lancens-object-store-") as work, s3_server() as (log, options):
-        project = Project.write(Path(work) / "project", f"s3://{BUCKET}/warehouse", options)
+        project = Project.write(
+            Path(work) / "project", f"s3://{BUCKET}/warehouse", options, args.spark_connector
+        )
         if args.curve:
             curve(project, log, args.curve)
         else:
