@@ -188,7 +188,7 @@ def parquet_rows(project: Path) -> int:
     return pads.dataset(str(location), format="parquet", partitioning="hive").count_rows()
 
 
-def make_project(directory: Path, strategy: str, master: str) -> Path:
+def make_project(directory: Path, strategy: str, master: str, driver_memory: str | None = None) -> Path:
     """A project of one model `events` (or snapshot) configured with `strategy` (`DBT_SPARK`: the
     partitioned `insert_overwrite` for dbt-spark)."""
     (directory / "models").mkdir(parents=True)
@@ -198,7 +198,8 @@ def make_project(directory: Path, strategy: str, master: str) -> Path:
         "model-paths: ['models']\nsnapshot-paths: ['snapshots']\n"
     )
     adapter = "spark" if strategy == DBT_SPARK else "lancens"
-    (directory / "profiles.yml").write_text(profile_yml(adapter, master, threads=1))
+    config = {"spark.driver.memory": driver_memory} if driver_memory else None
+    (directory / "profiles.yml").write_text(profile_yml(adapter, master, config, threads=1))
     if strategy in SNAPSHOTS:
         (directory / "snapshots" / "events.sql").write_text(SNAPSHOTS[strategy])
     elif strategy == DBT_SPARK:
@@ -260,6 +261,11 @@ def main() -> None:
         "--dbt-spark", action="store_true", help="also dbt-spark's partitioned insert_overwrite on Parquet"
     )
     parser.add_argument("--no-10x", action="store_true", help="only the N-row change (no memory ratio)")
+    parser.add_argument(
+        "--driver-memory",
+        help="the driver JVM's heap (spark.driver.memory, e.g. 512m; default Spark's 1g): a run of 10 x N"
+        " rows that completes in a smaller heap shows the JVM's growth is heap it was allowed, not rows held",
+    )
     args = parser.parse_args()
     print(machine(), flush=True)
     print(prepare_class_archive(), flush=True)
@@ -269,7 +275,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="lancens-incremental-memory-") as tmp:
         for strategy in strategies:
             name = strategy.replace("+", "_").replace(" ", "_")
-            project = make_project(Path(tmp) / name, strategy, args.master)
+            project = make_project(Path(tmp) / name, strategy, args.master, args.driver_memory)
             driver = []
             for rows in sizes:
                 wall, peaks = run_strategy(project, strategy, args.target, rows, rebuild=True)
