@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
-import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
@@ -27,7 +26,7 @@ final class FragmentReader implements PartitionReader<ColumnarBatch> {
   private static final long BATCH_ROWS = 8192;
 
   private final FragmentPartition partition;
-  private final BufferAllocator allocator;
+  private final Datasets.Lease lease;
   private final Dataset dataset;
   private final LanceScanner scanner;
   private final ArrowReader reader;
@@ -35,8 +34,10 @@ final class FragmentReader implements PartitionReader<ColumnarBatch> {
 
   FragmentReader(FragmentPartition partition) {
     this.partition = partition;
-    this.allocator = Datasets.allocator("fragment-" + partition.fragmentId());
-    this.dataset = Datasets.open(partition.target(), OptionalLong.of(partition.version()), allocator);
+    // The version as this JVM holds it (the driver's planning opened it; an executor opens it
+    // once for all its tasks): a task's own open was a HEAD and a GET on S3 each time.
+    this.lease = Datasets.lease(partition.target(), OptionalLong.of(partition.version()));
+    this.dataset = lease.dataset();
     ScanOptions.Builder options =
         new ScanOptions.Builder()
             .columns(List.of(partition.columns().fieldNames()))
@@ -99,8 +100,7 @@ final class FragmentReader implements PartitionReader<ColumnarBatch> {
     } catch (Exception e) {
       throw new IOException("closing the scan of fragment " + partition.fragmentId(), e);
     } finally {
-      dataset.close();
-      allocator.close();
+      lease.close();
     }
   }
 }
