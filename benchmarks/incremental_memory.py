@@ -97,7 +97,8 @@ class Peaks:
     """Peak resident memory (KiB) of one `dbt run`'s processes."""
 
     dbt: int = 0
-    jvm: int = 0
+    jvm: int = 0  # the driver's JVM (in `local[...]` Spark's executor too)
+    executors: int = 0  # the largest sum of executor JVMs' resident memory (`local-cluster[...]`)
     workers: int = 0
 
 
@@ -138,17 +139,35 @@ def _kind(pid: int) -> str:
     return "jvm" if command.endswith(b"java") else "python" if b"python" in command else "other"
 
 
+def _parent_jvm(pid: int, jvms: set[int]) -> bool:
+    """Whether a JVM is among `pid`'s ancestors (an executor of `local-cluster`, below the driver)."""
+    for _ in range(64):
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            return False
+        if pid in jvms:
+            return True
+        if pid <= 1:
+            return False
+    return False
+
+
 def _sample(process: subprocess.Popen, peaks: Peaks, done: threading.Event) -> None:
     while not done.is_set():
         peaks.dbt = max(peaks.dbt, _status(process.pid, "VmHWM"))
-        workers = 0
-        for pid in _descendants(process.pid):
-            kind = _kind(pid)  # read each time: a process can exec java after it appeared
-            if kind == "jvm":
+        workers = executors = 0
+        descendants = _descendants(process.pid)
+        jvms = {pid for pid in descendants if _kind(pid) == "jvm"}  # read each time: a process can exec java
+        for pid in descendants:
+            if pid in jvms and _parent_jvm(pid, jvms):
+                executors += _status(pid, "VmRSS")  # an executor: the driver's JVM started it
+            elif pid in jvms:
                 peaks.jvm = max(peaks.jvm, _status(pid, "VmHWM"))
-            elif kind == "python":
+            elif _kind(pid) == "python":
                 workers += _status(pid, "VmRSS")
         peaks.workers = max(peaks.workers, workers)
+        peaks.executors = max(peaks.executors, executors)
         time.sleep(0.1)
 
 
@@ -288,7 +307,8 @@ def main() -> None:
                 print(
                     f"{strategy}, {rows:,} changed rows on {args.target:,}: {wall:.1f} s, {stored:,} rows; "
                     f"peak RSS MiB: dbt process {peaks.dbt / 1024:.0f}, JVM {peaks.jvm / 1024:.0f}, "
-                    f"driver (both) {driver[-1] / 1024:.0f}, Python workers (sum) {peaks.workers / 1024:.0f}",
+                    f"driver (both) {driver[-1] / 1024:.0f}, Python workers (sum) {peaks.workers / 1024:.0f}"
+                    + (f", executor JVMs (sum) {peaks.executors / 1024:.0f}" if peaks.executors else ""),
                     flush=True,
                 )
             if len(driver) == 2:
