@@ -14,8 +14,12 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from moto.server import ThreadedMotoServer
 
 # dbt-tests-adapter's fixtures (project, profiles, unique schema) for tests/functional; pytest only
 # accepts plugins from the top-level conftest.
@@ -146,7 +150,14 @@ def s3_server() -> Iterator[S3Endpoint]:
     from moto.server import ThreadedMotoServer
 
     port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    yield from serve_s3(
+        ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False), port, "lancens-test"
+    )
+
+
+def serve_s3(server: ThreadedMotoServer, port: int, bucket: str) -> Iterator[S3Endpoint]:
+    """Start `server` (moto's threaded S3 server, or one with a layer of a test's own in front of
+    it, listening on 127.0.0.1:`port`), make `bucket`, yield the endpoint, stop the server."""
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
     options = {
@@ -164,9 +175,9 @@ def s3_server() -> Iterator[S3Endpoint]:
         region_name="us-east-1",
         aws_access_key_id="testing",
         aws_secret_access_key="testing",
-    ).create_bucket(Bucket="lancens-test")
+    ).create_bucket(Bucket=bucket)
     try:
-        yield S3Endpoint(endpoint=endpoint, bucket="lancens-test", storage_options=options)
+        yield S3Endpoint(endpoint=endpoint, bucket=bucket, storage_options=options)
     finally:
         server.stop()
 

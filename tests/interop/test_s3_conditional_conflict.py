@@ -7,18 +7,17 @@ that answers the first conditional PUTs of a key with AWS's 409 body, as a racin
 
 from __future__ import annotations
 
-import socket
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import boto3
 import pytest
 from moto.moto_server.threaded_moto_server import MotoRequestHandler, ThreadedMotoServer
 from moto.server import DomainDispatcherApplication, create_backend_app
 from werkzeug.serving import make_server
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
+from tests.conftest import free_port, serve_s3
 
 CONFLICT = (
     b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>ConditionalRequestConflict</Code>'
@@ -69,30 +68,10 @@ class ConflictingServer(ThreadedMotoServer):
 
 @pytest.fixture(scope="module")
 def conflicting_s3() -> Iterator[tuple[ConflictingServer, dict[str, str]]]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     server = ConflictingServer(port)
-    server.start()
-    endpoint = f"http://127.0.0.1:{port}"
-    options = {
-        "endpoint": endpoint,
-        "region": "us-east-1",
-        "access_key_id": "testing",
-        "secret_access_key": "testing",
-        "allow_http": "true",
-    }
-    boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    ).create_bucket(Bucket="conflicts")
-    try:
-        yield server, options
-    finally:
-        server.stop()
+    for endpoint in serve_s3(server, port, "conflicts"):
+        yield server, endpoint.storage_options
 
 
 def test_a_conflict_is_asked_again_until_created(conflicting_s3):
