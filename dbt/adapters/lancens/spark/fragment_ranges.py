@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 
-from dbt.adapters.lancens.spark.row_changes import spread_tasks
+from dbt.adapters.lancens.spark.row_changes import fragments_in, spread_tasks
 
 if TYPE_CHECKING:
     import lance
@@ -55,17 +55,11 @@ def ranges_with_tasks(
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         ids, lows, highs = [], [], []
-        for batch in batches:
-            for fragment_id in batch.column(0).to_pylist():
-                fragment = dataset.get_fragment(fragment_id)
-                if fragment is None:
-                    raise LookupError(
-                        f"fragment {fragment_id} is not in version {dataset.version} of {dataset.uri}"
-                    )
-                found = fragment_range(fragment, column)
-                ids.append(fragment_id)
-                lows.append(None if found is None else found[0])
-                highs.append(None if found is None else found[1])
+        for fragment_id, fragment in fragments_in(dataset, batches):
+            found = fragment_range(fragment, column)
+            ids.append(fragment_id)
+            lows.append(None if found is None else found[0])
+            highs.append(None if found is None else found[1])
         yield pa.RecordBatch.from_pydict({_FRAGMENT_ID: ids, _LOW: lows, _HIGH: highs}, schema=_RANGES)
 
     ids = spread_tasks(spark, fragment_ids)

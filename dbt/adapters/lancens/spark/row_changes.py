@@ -119,19 +119,13 @@ def delete_where_with_tasks(
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         touched, metadata = [], []
-        for batch in batches:
-            for fragment_id in batch.column(0).to_pylist():
-                fragment = dataset.get_fragment(fragment_id)
-                if fragment is None:
-                    raise LookupError(
-                        f"fragment {fragment_id} is not in version {dataset.version} of {dataset.uri}"
-                    )
-                updated = fragment.delete(where)
-                if updated is not None and updated.to_json() == fragment.metadata.to_json():
-                    continue  # no row matched: the fragment stays as it is
-                pause_point("deletions_written")
-                touched.append(fragment_id)
-                metadata.append(None if updated is None else json.dumps(updated.to_json()))
+        for fragment_id, fragment in fragments_in(dataset, batches):
+            updated = fragment.delete(where)
+            if updated is not None and updated.to_json() == fragment.metadata.to_json():
+                continue  # no row matched: the fragment stays as it is
+            pause_point("deletions_written")
+            touched.append(fragment_id)
+            metadata.append(None if updated is None else json.dumps(updated.to_json()))
         yield pa.RecordBatch.from_pydict(
             {_FRAGMENT_ID: touched, _METADATA: metadata},
             schema=pa.schema([(_FRAGMENT_ID, pa.int64()), (_METADATA, pa.string())]),
@@ -152,6 +146,21 @@ def spread_tasks(spark: SparkSession, fragment_ids: Sequence[int]) -> DataFrame:
     runs tasks at once (at most one per fragment), for tasks that each work on their fragments."""
     ids = spark.createDataFrame([(fragment_id,) for fragment_id in fragment_ids], f"{_FRAGMENT_ID} bigint")
     return ids.repartition(min(len(fragment_ids), _cores(spark)))
+
+
+def fragments_in(
+    dataset: lance.LanceDataset, batches: Iterator[pa.RecordBatch]
+) -> Iterator[tuple[int, lance.LanceFragment]]:
+    """Each fragment of `dataset` whose id a task of `spread_tasks` received in `batches`; a
+    fragment missing from the version fails the task naming it."""
+    for batch in batches:
+        for fragment_id in batch.column(0).to_pylist():
+            fragment = dataset.get_fragment(fragment_id)
+            if fragment is None:
+                raise LookupError(
+                    f"fragment {fragment_id} is not in version {dataset.version} of {dataset.uri}"
+                )
+            yield fragment_id, fragment
 
 
 def _cores(spark: SparkSession) -> int:
