@@ -125,8 +125,8 @@ def jvm_target(
     on Python; so does a table lance-core cannot open, and data whose types it has no exact copy
     for. A branch target's write is the JVM's too: its location is the branch's own directory
     (`tree/<branch>`), whose latest version is the branch's, and the files land in its `data/`,
-    where pylance puts a branch's files. A Spark Connect session has no py4j gateway to start the JVM writer's
-    job through (the connector still reads there), so Connect writes through Python."""
+    where pylance puts a branch's files. A Spark Connect session has no py4j gateway to start the
+    JVM writer's job through (the connector still reads there), so Connect writes through Python."""
     runtime = write.runtime
     if not runtime.connector.jvm:
         return None

@@ -27,12 +27,12 @@ import org.lance.Version;
 /**
  * Every opening of a Lance dataset in this JVM, through one Lance session (its metadata and index
  * caches are shared by the driver's planning and every task's reader in the same JVM) and one root
- * allocator whose children each reader closes.
+ * allocator whose children their users close.
  *
- * <p>The driver's opens (the adapter's read check, a source's schema inference, a scan's planning)
- * go through {@link #with}, which holds what it opened for the next of them: on an object store
- * each open is a LIST of {@code _versions/} and a GET of the manifest, and the read check, the
- * schema and the planning of one read used to open the same table up to three times
+ * <p>Reads (the adapter's read check, a source's schema inference, a scan's planning, each read
+ * task) go through {@link #lease}, which holds what it opened for the next of them: on an object
+ * store each open is a LIST of {@code _versions/} (or a HEAD) and a GET of the manifest, and the
+ * check, the schema, the planning and every task of one read used to open the same table apart
  * (docs/jvm-connector.md, "What the check costs").
  */
 final class Datasets {
@@ -133,7 +133,7 @@ final class Datasets {
 
   // ------------------------------------------------------------------ datasets held for the next open
 
-  /** How many opened datasets the driver holds at most; the least recently used past it is closed. */
+  /** How many opened datasets this JVM holds at most; the least recently used past it is closed. */
   static final int MOST_HELD = 32;
 
   private record Key(String uri, Map<String, String> storageOptions, long version) {}
@@ -148,6 +148,12 @@ final class Datasets {
     Held(Dataset dataset, BufferAllocator allocator) {
       this.dataset = dataset;
       this.allocator = allocator;
+    }
+
+    /** No longer lent to new callers; closed now if nobody uses it, else by its last user's release. */
+    void drop() {
+      dropped = true;
+      closeIfUnused();
     }
 
     void closeIfUnused() {
@@ -243,15 +249,13 @@ final class Datasets {
       opened.users = 1;
       Held before = HELD.put(key, opened);
       if (before != null && before != opened) {
-        before.dropped = true;
-        before.closeIfUnused();
+        before.drop();
       }
       Iterator<Held> eldest = HELD.values().iterator();
       while (HELD.size() > MOST_HELD && eldest.hasNext()) {
         Held evicted = eldest.next();
         eldest.remove();
-        evicted.dropped = true;
-        evicted.closeIfUnused();
+        evicted.drop();
       }
     }
     return opened;
@@ -296,8 +300,7 @@ final class Datasets {
         Key key = entry.getKey();
         if (key.uri().equals(target.uri()) && key.version() > latest) {
           entries.remove();
-          entry.getValue().dropped = true;
-          entry.getValue().closeIfUnused();
+          entry.getValue().drop();
         }
       }
     }
