@@ -116,6 +116,19 @@ def test_exact_filters_and_the_limit_are_pushed_into_lance(spark: SparkSession, 
     assert limited.count() == 7
 
 
+def test_a_string_beyond_the_basic_plane_is_compared_by_spark(spark: SparkSession, tmp_path: Path) -> None:
+    """lance-core takes a pushed filter through JNI as modified UTF-8, which Rust refuses for a
+    character beyond U+FFFF and for U+0000: such a literal stays with Spark (the query failed)."""
+    uri = str(tmp_path / "strings.lance")
+    words = ["\U0001d11e", "\uffff", "a\x00b", "plain"]
+    lance.write_dataset(pa.table({"w": words}), uri)
+    frame = spark.read.format(JVM).load(uri)
+    for word in words:
+        kept = frame.where(frame.w == word)
+        assert [row.w for row in kept.collect()] == [word]
+    assert "`w` = 'plain'" in frame.where(frame.w == "plain")._jdf.queryExecution().executedPlan().toString()
+
+
 def test_a_null_comparison_inside_or_is_never_true(spark: SparkSession, every_type: str) -> None:
     """`s = NULL` folds to a NULL boolean inside OR and NOT: Spark 4.0's V2 predicate builder asserts
     on it and failed the query; the V1 filters the connector takes leave it to Spark instead."""

@@ -21,7 +21,8 @@ import org.apache.spark.sql.types.DataTypes;
  * boolean), null tests, IN lists without nulls, and AND, OR and NOT over those. Floats (NaN order
  * and float16, which lance 7's planner refuses against an integer literal), decimals, dates and
  * timestamps (calendar and zone rules), collated strings, unsigned integers and nested fields stay
- * with Spark, as does the smallest 64-bit integer (Lance reads that literal as a float).
+ * with Spark, as do the smallest 64-bit integer (Lance reads that literal as a float) and a string
+ * holding a character beyond U+FFFF or U+0000 (JNI hands it to Rust as invalid UTF-8).
  */
 final class FilterTranslator {
   private final Schema schema;
@@ -129,7 +130,13 @@ final class FilterTranslator {
     }
     if ((type instanceof ArrowType.Utf8 || type instanceof ArrowType.LargeUtf8)
         && DataTypes.StringType.equals(kind)) {
-      return "'" + value.toString().replace("'", "''") + "'";
+      String text = value.toString();
+      // lance-core takes the filter through JNI as modified UTF-8, which Rust refuses for a
+      // character beyond U+FFFF (two surrogates) and for U+0000: such a literal stays with Spark
+      if (text.codePoints().anyMatch(point -> point > 0xFFFF || point == 0)) {
+        return null;
+      }
+      return "'" + text.replace("'", "''") + "'";
     }
     if (type instanceof ArrowType.Bool && DataTypes.BooleanType.equals(kind)) {
       return ((Boolean) value) ? "TRUE" : "FALSE";
