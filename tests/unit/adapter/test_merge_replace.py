@@ -42,12 +42,13 @@ def test_replace_where_deletes_matching_rows_across_fragments_in_one_version(run
     assert len(before.get_fragments()) == 4
 
     # Day 1 is deleted whole (its fragment goes), day 3 in part (a deletion vector); 0 and 2 untouched.
-    version = merge.replace_frame(
+    version, added = merge.replace_frame(
         open_write(runtime, ["shop", "events"], must_exist=True),
         _frame(runtime, pa.table({"id": [99], "day": [9]})),
         {},
         where="day = 1 OR id = 31",
     )
+    assert added == 1  # counted from the written fragments
 
     after = lance.dataset(namespace.describe_table(["shop", "events"]).location)
     assert version == before.version + 1 == after.version

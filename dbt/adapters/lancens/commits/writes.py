@@ -16,7 +16,7 @@ import lance
 import pyarrow as pa
 from dbt.adapters.events.logging import AdapterLogger
 from lance.fragment import FragmentMetadata
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write
 from dbt.adapters.lancens.embeddings.functions import schema_metadata
@@ -127,22 +127,10 @@ def jvm_target(
     (`tree/<branch>`), whose latest version is the branch's, and the files land in its `data/`,
     where pylance puts a branch's files. A Spark Connect session has no py4j gateway to start the
     JVM writer's job through (the connector still reads there), so Connect writes through Python."""
-    runtime = write.runtime
-    if not runtime.connector.jvm:
+    if not write.runtime.connector.jvm:
         return None
-    if is_remote(frame.sparkSession):
-        reason: str | None = (
-            "the session is a Spark Connect session, which has no py4j gateway to start the JVM "
-            "writer's job through"
-        )
-    elif write.staged_tip is not None:
-        reason = "it builds on a version this atomic-publish run staged, not the table's latest"
-    else:
-        reason = None
-        if write.dataset is not None:
-            reason = jvm_connector.unreadable(
-                runtime.spark, write.location, write.read_version, write.storage_options
-            )
+    reason = _outside_jvm(write, frame.sparkSession)
+    if reason is None:
         version = (
             write.dataset.data_storage_version
             if write.dataset is not None
@@ -151,8 +139,7 @@ def jvm_target(
         target = jvm_writer.JvmWrite(
             write.location, schema, version, overwrite or write.dataset is None, write.storage_options
         )
-        if reason is None:
-            reason = jvm_writer.unsupported(frame, target)
+        reason = jvm_writer.unsupported(frame, target)
         if reason is None:
             return target
     logger.info(
@@ -160,6 +147,28 @@ def jvm_target(
         f"connector's: {reason}"
     )
     return None
+
+
+def deletes_in_jvm(write: TableWrite) -> bool:
+    """Whether the rows a change to the write's table removes are deleted by JVM tasks
+    (`spark.jvm_deletions`) rather than pylance's in Python workers: where the session has the JVM
+    connector and it works on the version the change builds on (`_outside_jvm`)."""
+    runtime = write.runtime
+    return runtime.connector.jvm and write.dataset is not None and _outside_jvm(write, runtime.spark) is None
+
+
+def _outside_jvm(write: TableWrite, spark: SparkSession) -> str | None:
+    """Why the JVM connector cannot work on the version the write builds on, or None."""
+    if is_remote(spark):
+        return (
+            "the session is a Spark Connect session, which has no py4j gateway to start the JVM "
+            "writer's job through"
+        )
+    if write.staged_tip is not None:
+        return "it builds on a version this atomic-publish run staged, not the table's latest"
+    if write.dataset is None:
+        return None
+    return jvm_connector.unreadable(spark, write.location, write.read_version, write.storage_options)
 
 
 def write_arrow(

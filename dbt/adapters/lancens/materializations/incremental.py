@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 
 from dbt.adapters.lancens.commits.table_write import TableWrite, open_write, version_read
 from dbt.adapters.lancens.materializations import merge, schema_evolution, store_assignment
-from dbt.adapters.lancens.materializations.source_view import addressed_view, frame_view
+from dbt.adapters.lancens.materializations.source_view import KeysOf, addressed_view, frame_view
 from dbt.adapters.lancens.runtime.fragment_bounds import TimeWindow, parse_window_bound
 from dbt.adapters.lancens.runtime.process import LancensRuntime
 from dbt.adapters.lancens.spark.column_names import ColumnMap, column_names
@@ -103,9 +103,10 @@ def apply(
     if seen is None:
         seen = version_before_query(runtime, table_id, spec)
     source = _as_vectors(_model_rows(frame), fixed_sizes_from_metadata(frame.schema)).schema
-    if not _appends(spec) and not _joined_once(spec):
+    if not _appends(spec):
         # the strategy joins the model's rows with the table and writes them: they are made once,
-        # before the write opens (the query may read `{{ this }}`), and Spark's executors keep them
+        # before the write opens (the query may read `{{ this }}`), and Spark's executors keep them;
+        # the join's filter of the table's keys is built from the same rows (`source_view.KeysOf`)
         frame = merge.made_once(runtime, frame)
     with runtime.writing(table_id):  # concurrent microbatch batches commit one after another
         target = opened if opened is not None else open_write(runtime, table_id, must_exist=True)
@@ -138,16 +139,6 @@ def apply(
             if _appends(spec):
                 return merge.append(evolved, fitted, properties)
             return _STRATEGY[spec.strategy](runtime, evolved, fitted, spec, properties)
-
-
-def _joined_once(spec: Spec) -> bool:
-    """Whether the model's rows are read by one Spark query only, a merge's join with the table,
-    whose result is made once (`_merge`): then they are not made once before it as well (a second
-    write and read of every row, a third of a merge's time at 1M rows). Only where no change to
-    the table lands before the join runs: a schema change (`on_schema_change` other than
-    `ignore`/`fail`) or a contract's nullability would commit first, and a model's query reading
-    `{{ this }}` must not read the changed table."""
-    return spec.strategy == "merge" and spec.on_schema_change in ("ignore", "fail") and not spec.not_null
 
 
 def _appends(spec: Spec) -> bool:
@@ -302,9 +293,10 @@ def _merge(
     row it replaces (NULL: inserted); the kept columns are taken from Lance by the writing tasks."""
     keep = _kept_columns(frame.columns, spec)
     on = " AND ".join([_key_match(spec.unique_key)] + [f"({predicate})" for predicate in spec.predicates])
+    keys = _key_names(frame.columns, spec.unique_key)
     # without predicates only the key is read from the table (no column pruning in a Python source)
-    read = None if spec.predicates else _key_names(frame.columns, spec.unique_key)
-    with frame_view(runtime, frame) as source, addressed_view(target, read) as dest:
+    read = None if spec.predicates else keys
+    with frame_view(runtime, frame) as source, addressed_view(target, read, KeysOf(frame, keys)) as dest:
         paired = merge.made_once(
             runtime,
             runtime.sql(
@@ -313,7 +305,7 @@ def _merge(
             ),
         )
     kept = tuple(name for name in frame.columns if name in keep)  # as the table spells them
-    version = merge.replace_frame(
+    return merge.replace_frame(
         target,
         paired if kept else paired.drop(merge.STORED_AT),
         props,
@@ -321,7 +313,6 @@ def _merge(
         stored=StoredValues(merge.STORED_AT, kept) if kept else None,
         repeated=merge.ambiguous_match(target.table_id, spec.unique_key),
     )
-    return version, paired.count()  # the rows written: counted where Spark keeps them
 
 
 def _kept_columns(columns: list[str], spec: Spec) -> ColumnMap[str]:
@@ -339,14 +330,15 @@ def _delete_insert(
     """dbt deletes the table rows of the model's keys that satisfy the predicates (which see the
     table only), then inserts every model row; Spark names the rows to delete by address."""
     where = " AND ".join(f"({predicate})" for predicate in spec.predicates or ["true"])
-    read = None if spec.predicates else _key_names(frame.columns, spec.unique_key)
-    with frame_view(runtime, frame) as source, addressed_view(target, read) as dest:
+    keys = _key_names(frame.columns, spec.unique_key)
+    read = None if spec.predicates else keys
+    with frame_view(runtime, frame) as source, addressed_view(target, read, KeysOf(frame, keys)) as dest:
         doomed = runtime.sql(
             f"SELECT DBT_INTERNAL_DEST.{ROW_ADDRESS} FROM {dest} AS DBT_INTERNAL_DEST "
             f"LEFT SEMI JOIN {source} AS DBT_INTERNAL_SOURCE ON {_key_match(spec.unique_key)} "
             f"WHERE {where}"
         )
-        return merge.replace_frame(target, frame, props, doomed=doomed), frame.count()
+        return merge.replace_frame(target, frame, props, doomed=doomed)
 
 
 def _insert_overwrite(
@@ -361,12 +353,15 @@ def _insert_overwrite(
     same = " AND ".join(
         f"DBT_INTERNAL_SOURCE.{quote(name)} <=> DBT_INTERNAL_DEST.{quote(name)}" for name in partitions
     )
-    with frame_view(runtime, frame) as source, addressed_view(target, partitions) as dest:
+    with (
+        frame_view(runtime, frame) as source,
+        addressed_view(target, partitions, KeysOf(frame, partitions)) as dest,
+    ):
         doomed = runtime.sql(
             f"SELECT DBT_INTERNAL_DEST.{ROW_ADDRESS} FROM {dest} AS DBT_INTERNAL_DEST "
             f"LEFT SEMI JOIN {source} AS DBT_INTERNAL_SOURCE ON {same}"
         )
-        return merge.replace_frame(target, frame, props, doomed=doomed), frame.count()
+        return merge.replace_frame(target, frame, props, doomed=doomed)
 
 
 def _microbatch(
@@ -380,7 +375,7 @@ def _microbatch(
     name = column_names(target.current.schema.names)[spec.event_time]
     window = TimeWindow(name, parse_window_bound(spec.batch_start), parse_window_bound(spec.batch_end))
     where = " AND ".join([window.lance_filter()] + [f"({predicate})" for predicate in spec.predicates])
-    return merge.replace_frame(target, frame, props, where=where, window=window), frame.count()
+    return merge.replace_frame(target, frame, props, where=where, window=window)
 
 
 _STRATEGY = {  # `append`, and the strategies without a key, are `merge.append` (`_appends`)

@@ -37,6 +37,7 @@ from dbt.adapters.lancens.commits.table_write import TableWrite
 from dbt.adapters.lancens.runtime.fragment_bounds import TimeWindow
 from dbt.adapters.lancens.spark.column_names import column_names
 from dbt.adapters.lancens.spark.fragment_ranges import ranges_with_tasks
+from dbt.adapters.lancens.spark.jvm_deletions import delete_in_jvm
 from dbt.adapters.lancens.spark.row_changes import (
     StoredValues,
     delete_where_with_tasks,
@@ -129,18 +130,24 @@ def replace_frame(
     window: TimeWindow | None = None,
     stored: StoredValues | None = None,
     repeated: Exception | None = None,
-) -> int:
+) -> tuple[int, int]:
     """Delete the rows at the row addresses `doomed` holds (a frame of one column, in the version the
     write builds on), or those matching the Lance SQL filter `where`, and add `frame`'s rows
     (`fitted_frame`); one commit of one `Update`. `window`: a time window `where` implies (a
     microbatch batch's), so only fragments whose range of that column meets it are scanned
     (runtime/fragment_bounds.py). `stored`: columns that rows with an address take from the table.
     `repeated`: raised, nothing committed, when `doomed` holds an address twice (checked by the
-    deleting tasks, `delete_with_tasks`)."""
+    deleting tasks). Returns (version, rows added), the rows counted from the fragments the tasks
+    report, so they are never collected to the driver."""
     fragments = writes.write_tasks(target, frame, target.current.schema, overwrite=False, stored=stored)
     try:
         target.refuse_if_moved()
-        if doomed is not None:
+        if doomed is not None and writes.deletes_in_jvm(target):
+            removed, updated = delete_in_jvm(
+                doomed, target.current, target.location, target.storage_options, repeated
+            )
+            operation = lance.LanceOperation.Update(removed_fragment_ids=removed, updated_fragments=updated)
+        elif doomed is not None:
             removed, updated = delete_with_tasks(doomed, target.current, repeated)
             operation = lance.LanceOperation.Update(removed_fragment_ids=removed, updated_fragments=updated)
         elif where is not None:
@@ -152,7 +159,8 @@ def replace_frame(
     except BaseException:
         target.abandon(fragments)
         raise
-    return _commit_with(target, operation, fragments, properties)
+    version = _commit_with(target, operation, fragments, properties)
+    return version, sum(fragment.physical_rows for fragment in fragments)
 
 
 def ambiguous_match(table_id: list[str], keys: list[str]) -> DbtRuntimeError:

@@ -116,11 +116,10 @@ def _apply_staging(
         )
     stored_at = changes.select(merge.STORED_AT)
     kept = tuple(name for name in schema.names if name != valid_to_name)
-    version = merge.replace_frame(
+    return merge.replace_frame(
         target,
         changes,
         properties,
         doomed=stored_at.where(F.col(merge.STORED_AT).isNotNull()),
         stored=StoredValues(merge.STORED_AT, kept),
     )
-    return version, changes.count()

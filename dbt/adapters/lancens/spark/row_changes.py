@@ -56,11 +56,7 @@ def delete_with_tasks(
     from lance.fragment import FragmentMetadata
 
     check_repeats = repeated is not None  # the task's closure takes a bool, not the error
-    (column,) = addresses.columns
-    grouped = addresses.select(
-        F.shiftright(F.col(column), 32).alias(_FRAGMENT_ID),
-        F.col(column).bitwiseAND(F.lit(0xFFFFFFFF)).alias(_OFFSET),
-    ).repartition(_FRAGMENT_ID)
+    grouped = by_fragment(addresses)
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         table = pa.Table.from_batches([batch.cast(_OFFSETS) for batch in batches], schema=_OFFSETS)
@@ -100,6 +96,16 @@ def delete_with_tasks(
     removed = sorted(row[_FRAGMENT_ID] for row in rows if row[_METADATA] is None)
     updated = [FragmentMetadata.from_json(row[_METADATA]) for row in rows if row[_METADATA] is not None]
     return removed, sorted(updated, key=lambda fragment: fragment.id)
+
+
+def by_fragment(addresses: DataFrame) -> DataFrame:
+    """Row addresses (a frame of one bigint column) as (fragment id, row offset) pairs, partitioned
+    by fragment: a task then holds every address of the fragments it gets."""
+    (column,) = addresses.columns
+    return addresses.select(
+        F.shiftright(F.col(column), 32).alias(_FRAGMENT_ID),
+        F.col(column).bitwiseAND(F.lit(0xFFFFFFFF)).alias(_OFFSET),
+    ).repartition(_FRAGMENT_ID)
 
 
 def delete_where_with_tasks(

@@ -1,9 +1,6 @@
 package org.dbtlancens.spark;
 
-import java.util.HashMap;
-import java.util.Map;
 import java.util.OptionalLong;
-import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.lance.Dataset;
 
 /**
@@ -29,7 +26,7 @@ public final class ReadCheck {
   /** Null when readable, else why not; {@code version} below 0 means the latest. */
   public static String unreadable(String uri, long version, String storageOptionsJson) {
     try {
-      ReadTarget target = target(uri, storageOptionsJson);
+      ReadTarget target = ReadTarget.of(uri, storageOptionsJson);
       OptionalLong pinned = version < 0 ? OptionalLong.empty() : OptionalLong.of(version);
       // the dataset opened here is held for the schema inference and the scan planning that follow
       return Datasets.with(target, pinned, ReadCheck::unreadable);
@@ -50,7 +47,7 @@ public final class ReadCheck {
    */
   public static String unreadableCommitted(String uri, long base, long version, String storageOptionsJson) {
     try {
-      ReadTarget target = target(uri, storageOptionsJson);
+      ReadTarget target = ReadTarget.of(uri, storageOptionsJson);
       Datasets.Lease held = Datasets.held(target, base);
       if (held != null) {
         try (held) {
@@ -63,15 +60,6 @@ public final class ReadCheck {
     } catch (RuntimeException | LinkageError e) {
       return reason(e);
     }
-  }
-
-  private static ReadTarget target(String uri, String storageOptionsJson) {
-    Map<String, String> options = new HashMap<>();
-    options.put("path", uri);
-    if (storageOptionsJson != null) {
-      options.put("storage_options", storageOptionsJson);
-    }
-    return ReadTarget.parse(new CaseInsensitiveStringMap(options));
   }
 
   /** Null when this JVM's lance-core reads {@code dataset} (opened, so its reader flags are known), else why not. */

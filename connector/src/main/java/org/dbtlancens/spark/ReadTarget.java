@@ -43,6 +43,16 @@ record ReadTarget(String uri, Map<String, String> storageOptions, Long pinnedVer
     return target.travel(options);
   }
 
+  /** The latest version of the dataset at {@code uri}, with object-store options as JSON (null: none). */
+  static ReadTarget of(String uri, String storageOptionsJson) {
+    Map<String, String> options = new HashMap<>();
+    options.put("path", uri);
+    if (storageOptionsJson != null) {
+      options.put("storage_options", storageOptionsJson);
+    }
+    return parse(new CaseInsensitiveStringMap(options));
+  }
+
   /**
    * This target with the time travel {@code options} name ({@code version} or {@code timestamp},
    * exclusive), or this one unchanged when they name none. A catalog table's {@code WITH (...)}
