@@ -1,7 +1,7 @@
 """A merge, a delete+insert and a partitioned insert_overwrite into tables of more than a million
 rows read the table through the key filter (spark/key_filter.py) and still change exactly the rows
-dbt's own strategies change. The dbt run is in this process, so Spark's job list shows the filter's
-own job (its stage is named after KeyFilter.java)."""
+dbt's own strategies change. The dbt run is in this process, so the driver's KeyFilter counts the
+summaries it built."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from dbt.tests.util import run_dbt
 from pyspark.sql import SparkSession
 
 from dbt.adapters.lancens.namespace import DirectoryNamespace
-from dbt.adapters.lancens.spark.key_filter import MIN_STORED
+from dbt.adapters.lancens.spark.java_classes import java_class
+from dbt.adapters.lancens.spark.key_filter import KEY_FILTER_CLASS, MIN_STORED
 
 FIRST = MIN_STORED + 100_000  # ids 0 .. FIRST - 1, round 1
 CHANGED = (FIRST - 50_000, FIRST + 50_000)  # half of them updates, half new ids, round 2
@@ -31,18 +32,9 @@ MODELS = {
 }
 
 
-def _key_filter_stages(spark: SparkSession, after_job: int) -> int:
-    """How many stages of the jobs after `after_job` ran the key filter's summary."""
-    tracker = spark.sparkContext.statusTracker()
-    stages = 0
-    for job in tracker.getJobIdsForGroup():
-        info = tracker.getJobInfo(job)
-        if job <= after_job or info is None:
-            continue
-        for stage in info.stageIds:
-            stage_info = tracker.getStageInfo(stage)
-            stages += bool(stage_info and "KeyFilter.java" in stage_info.name)
-    return stages
+def _summaries(spark: SparkSession) -> int:
+    """How many key summaries the driver's KeyFilter has built in this process."""
+    return int(java_class(spark._jvm, KEY_FILTER_CLASS).summaries())
 
 
 class TestKeyFilter:
@@ -54,10 +46,10 @@ class TestKeyFilter:
         self, project, lancens_root: str, spark: SparkSession
     ) -> None:
         run_dbt(["run"])
-        last_job = max(spark.sparkContext.statusTracker().getJobIdsForGroup(), default=-1)
+        before = _summaries(spark)
         lo, hi = CHANGED
         run_dbt(["run", "--vars", f"{{round: 2, lo: {lo}, hi: {hi}}}"])
-        assert _key_filter_stages(spark, last_job) == 3  # one summary per model
+        assert _summaries(spark) == before + 3  # one summary per model
 
         namespace = DirectoryNamespace(lancens_root)
 

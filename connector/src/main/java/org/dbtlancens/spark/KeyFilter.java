@@ -9,8 +9,10 @@ import java.io.Serializable;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.spark.api.java.function.MapPartitionsFunction;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
@@ -30,8 +32,8 @@ import org.apache.spark.util.sketch.IncompatibleMergeException;
  * not (docs/materializations.md, "How a merge finds its rows").
  *
  * <p>One Spark job summarises the frame's keys: each task builds a Bloom filter of their 64-bit
- * hashes ({@code xxhash64}) and each key column's smallest and largest value, and the driver merges
- * the tasks' summaries (a few MB at most, never the keys). The table's rows are then kept where
+ * hashes ({@code xxhash64}) and each key column's smallest and largest value, one task merges the
+ * tasks' summaries, and the driver receives that one (a few MB at most, never the keys). The table's rows are then kept where
  * every key column lies in its range (a filter Lance applies while it scans, so rows outside it
  * never reach Spark) and the key's hash may be in the filter. A key of the frame always passes, so
  * the join that follows finds the same matches; about {@link #FALSE_POSITIVES} of the others pass
@@ -44,7 +46,14 @@ public final class KeyFilter {
   /** The share of rows without a matching key the filter lets through. */
   static final double FALSE_POSITIVES = 0.03;
 
+  private static final AtomicLong SUMMARIES = new AtomicLong();
+
   private KeyFilter() {}
+
+  /** How many key summaries this JVM's driver has built: what a test counts. */
+  public static long summaries() {
+    return SUMMARIES.get();
+  }
 
   /**
    * The rows of {@code rows} whose {@code columns} may equal the same columns of some row of
@@ -60,11 +69,18 @@ public final class KeyFilter {
       summarised[i + 1] = column(columns.get(i));
     }
     long sized = Math.max(expected, 1L);
+    // every task's summary is merged in one task of a second stage, so the driver receives one
+    // (a task per partition of the keys would each send a whole Bloom filter)
     Summary summary = new Summary(columns.size(), sized);
-    for (byte[] part : keys.select(summarised).mapPartitions(new Summarise(columns.size(), sized), Encoders.BINARY())
-        .collectAsList()) {
+    for (byte[] part :
+        keys.select(summarised)
+            .mapPartitions(new Summarise(columns.size(), sized), Encoders.BINARY())
+            .repartition(1)
+            .mapPartitions(new MergeSummaries(), Encoders.BINARY())
+            .collectAsList()) {
       summary.merge(Summary.of(part));
     }
+    SUMMARIES.incrementAndGet();
     if (summary.empty()) {
       return rows.filter(functions.lit(false)); // no key: no stored row can match
     }
@@ -98,6 +114,23 @@ public final class KeyFilter {
         summary.add(rows.next());
       }
       return List.of(summary.bytes()).iterator();
+    }
+  }
+
+  /** The one task that merges every task's summary into one. */
+  private static final class MergeSummaries implements MapPartitionsFunction<byte[], byte[]> {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public Iterator<byte[]> call(Iterator<byte[]> parts) {
+      if (!parts.hasNext()) {
+        return Collections.emptyIterator();
+      }
+      Summary merged = Summary.of(parts.next());
+      while (parts.hasNext()) {
+        merged.merge(Summary.of(parts.next()));
+      }
+      return List.of(merged.bytes()).iterator();
     }
   }
 
