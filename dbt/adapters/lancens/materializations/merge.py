@@ -142,13 +142,13 @@ def replace_frame(
     fragments = writes.write_tasks(target, frame, target.current.schema, overwrite=False, stored=stored)
     try:
         target.refuse_if_moved()
-        if doomed is not None and writes.deletes_in_jvm(target):
-            removed, updated = delete_in_jvm(
-                doomed, target.current, target.location, target.storage_options, repeated
-            )
-            operation = lance.LanceOperation.Update(removed_fragment_ids=removed, updated_fragments=updated)
-        elif doomed is not None:
-            removed, updated = delete_with_tasks(doomed, target.current, repeated)
+        if doomed is not None:
+            if writes.deletes_in_jvm(target):
+                removed, updated = delete_in_jvm(
+                    doomed, target.current, target.location, target.storage_options, repeated
+                )
+            else:
+                removed, updated = delete_with_tasks(doomed, target.current, repeated)
             operation = lance.LanceOperation.Update(removed_fragment_ids=removed, updated_fragments=updated)
         elif where is not None:
             operation = _delete_where(target, frame, where, window)

@@ -70,16 +70,14 @@ public final class KeyFilter {
     }
     long sized = Math.max(expected, 1L);
     // every task's summary is merged in one task of a second stage, so the driver receives one
-    // (a task per partition of the keys would each send a whole Bloom filter)
-    Summary summary = new Summary(columns.size(), sized);
-    for (byte[] part :
+    // (a task per partition of the keys would each send a whole Bloom filter); none when no task ran
+    List<byte[]> merged =
         keys.select(summarised)
             .mapPartitions(new Summarise(columns.size(), sized), Encoders.BINARY())
             .repartition(1)
             .mapPartitions(new MergeSummaries(), Encoders.BINARY())
-            .collectAsList()) {
-      summary.merge(Summary.of(part));
-    }
+            .collectAsList();
+    Summary summary = merged.isEmpty() ? new Summary(columns.size(), sized) : Summary.of(merged.get(0));
     SUMMARIES.incrementAndGet();
     if (summary.empty()) {
       return rows.filter(functions.lit(false)); // no key: no stored row can match
